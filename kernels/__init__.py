@@ -1,0 +1,8 @@
+"""Codelets: tile programs, each with a functional implementation (numba/numpy, all
+vertices at once), a cycle estimator and a memory footprint. Codelets know a tile,
+never a chip."""
+from . import bptt, lif, loss, optim, reduce, spikes  # noqa: F401  (registers the codelets)
+from .codelet import CODELETS, Codelet
+from .tile import Tile
+
+__all__ = ["CODELETS", "Codelet", "Tile"]

@@ -1,0 +1,74 @@
+"""What a codelet may know about the machine: one tile. Never the chip.
+
+The barrel model (Graphcore IPU Programmer's Guide; poplibs cycle estimators): each
+of the tile's ``workers`` hardware threads issues one instruction every ``workers``
+cycles, round robin, so a vertex whose work is split over the workers costs::
+
+    cycles = workers * max over workers(instructions) + vertex_launch_cycles
+
+Fewer busy workers than ``workers`` do not make one worker faster: the idle issue
+slots are wasted, as on the chip.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tile:
+    workers: int = 6
+    simd: int = 2  # float32 lanes per vector instruction (64-bit datapath)
+    load_bytes: int = 8
+    vertex_launch_cycles: int = 11
+
+    @classmethod
+    def of(cls, spec) -> "Tile":
+        """The tile of a ChipSpec-like object (duck-typed: kernels know no chip)."""
+        return cls(workers=spec.workers, simd=spec.simd_fp32, load_bytes=spec.load_bytes,
+                   vertex_launch_cycles=spec.vertex_launch_cycles)
+
+
+def worker_of_sample(batch: int, workers: int) -> np.ndarray:
+    """Worker that handles each sample: contiguous blocks of ceil(B / workers) samples."""
+    per = -(-batch // workers)
+    return np.arange(batch) // per
+
+
+def per_worker(instr: np.ndarray, workers: int) -> np.ndarray:
+    """Sum per-sample instruction counts ``[vertices, B]`` into ``[vertices, workers]``."""
+    instr = np.asarray(instr, dtype=np.float64)
+    v, b = instr.shape
+    per = -(-b // workers)
+    padded = np.zeros((v, per * workers))
+    padded[:, :b] = instr
+    return padded.reshape(v, workers, per).sum(axis=2)
+
+
+def barrel_cycles(worker_instr: np.ndarray, tile: Tile) -> np.ndarray:
+    """Cycles of vertices given instructions per worker ``[vertices, workers]``."""
+    worker_instr = np.asarray(worker_instr, dtype=np.float64)
+    return tile.workers * worker_instr.max(axis=1) + tile.vertex_launch_cycles
+
+
+def vectors(n, tile: Tile) -> np.ndarray:
+    """Vector instructions to cover ``n`` float32 lanes."""
+    return -(-np.asarray(n) // tile.simd)
+
+
+def deal_jobs(job_tiles, job_instr, tile: Tile):
+    """Single-worker jobs placed on tiles, dealt round robin to each tile's workers.
+
+    Returns ``(tiles, cycles)`` for the tiles that got jobs:
+    ``workers * max over workers(sum of job instructions) + vertex_launch_cycles``.
+    """
+    job_tiles = np.asarray(job_tiles)
+    order = np.argsort(job_tiles, kind="stable")
+    t = job_tiles[order]
+    uniq, start = np.unique(t, return_index=True)
+    rank = np.arange(t.size) - np.repeat(start, np.diff(np.append(start, t.size)))
+    per = np.zeros((uniq.size, tile.workers))
+    instr = np.broadcast_to(np.asarray(job_instr, dtype=np.float64), job_tiles.shape)[order]
+    np.add.at(per, (np.searchsorted(uniq, t), rank % tile.workers), instr)
+    return uniq, tile.workers * per.max(axis=1) + tile.vertex_launch_cycles

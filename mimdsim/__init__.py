@@ -1,0 +1,19 @@
+"""mimdsim: a cycle-approximate simulator of IPU-style MIMD manycore chips training
+sparse spiking neural networks with BPTT.
+
+Pipeline: ``Network`` + ``ChipSpec`` -> compile (map, plan memory, lower) -> ``Program``
+-> engine (execution- or rate-driven) -> ``Report``.
+"""
+from .arch import PRESETS, ChipSpec, SystemSpec, chip, system
+from .errors import CapacityOverflow, ConfigError, MimdsimError, OutOfTileMemory, UnsupportedModel
+from .optim import SGD, Adam
+from .simulate import Run, simulate
+from .snn import LIFParams, Network
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "Network", "LIFParams", "simulate", "Run",
+    "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
+    "CapacityOverflow",
+]

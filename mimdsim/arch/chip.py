@@ -1,0 +1,191 @@
+"""Chip and system specifications: every hardware constant, with presets.
+
+Hardware knows no model. Each field's value per preset and its source are listed in
+``docs/cost-model.md``; fields the public record does not pin down are named
+parameters with a documented default, never hidden constants.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+
+KiB = 1024
+
+
+@dataclass(frozen=True)
+class ChipSpec:
+    """One MIMD processor: tiles with private SRAM, an exchange fabric and a sync controller.
+
+    Cycle counts are in tile clock cycles; bandwidths of the fabric are bytes per cycle
+    per tile, off-chip links and host I/O are bytes per second.
+    """
+
+    name: str
+    tiles: int
+    sram_per_tile: int  # bytes
+    clock_hz: float
+    workers: int = 6  # hardware worker threads per tile, barrel-issued round robin
+    # Worker SIMD: a 64-bit datapath holds 2 x fp32 or 4 x fp16 per instruction.
+    simd_fp32: int = 2
+    simd_fp16: int = 4
+    load_bytes: int = 8  # per load instruction (16 with ld128 in interleaved memory)
+    sram_bank_bytes: int = 16 * KiB
+    # AMP (matrix) unit, FLOPs per cycle per tile (1 MAC = 2 FLOPs).
+    amp_flops_fp32: int = 32
+    amp_flops_fp16: int = 128
+    # Exchange fabric.
+    exchange_send_bytes_per_cycle: float = 4.0
+    exchange_recv_bytes_per_cycle: float = 4.0
+    exchange_broadcast_bytes_per_cycle: float = 8.0  # supertile pair receiving the same data
+    exchange_latency_cycles: int = 98  # first byte arrival, worst case across the chip
+    exchange_phase_overhead_cycles: int = 600  # fixed cost of one exchange phase
+    # Synchronisation.
+    sync_cycles: int = 126  # on-chip barrier
+    global_sync_cycles: int = 600  # barrier spanning several chips
+    # Supervisor thread: cost to launch one vertex's workers and join them.
+    vertex_launch_cycles: int = 11
+    # Chip-to-chip links and host.
+    link_bytes_per_second: float = 320e9  # aggregate per chip
+    link_latency_cycles: int = 1330  # one-way, per cross-chip exchange
+    host_bytes_per_second: float = 64e9
+    host_latency_cycles: int = 2000  # per host transfer (stream setup)
+
+    def __post_init__(self) -> None:
+        ints = {
+            "tiles": 1, "sram_per_tile": 1, "workers": 1, "simd_fp32": 1, "simd_fp16": 1,
+            "load_bytes": 1, "sram_bank_bytes": 1, "amp_flops_fp32": 1, "amp_flops_fp16": 1,
+            "exchange_latency_cycles": 0, "exchange_phase_overhead_cycles": 0,
+            "sync_cycles": 0, "global_sync_cycles": 0, "vertex_launch_cycles": 0,
+            "link_latency_cycles": 0, "host_latency_cycles": 0,
+        }
+        for name, low in ints.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ConfigError(
+                    f"chip {self.name!r}: {name}={v!r} must be an integer >= {low}; "
+                    f"pass e.g. chip({self.name!r}, {name}={max(low, 1)})")
+        floats = ("clock_hz", "exchange_send_bytes_per_cycle", "exchange_recv_bytes_per_cycle",
+                  "exchange_broadcast_bytes_per_cycle", "link_bytes_per_second",
+                  "host_bytes_per_second")
+        for name in floats:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a positive finite number")
+        if self.exchange_broadcast_bytes_per_cycle < self.exchange_recv_bytes_per_cycle:
+            raise ConfigError(
+                f"chip {self.name!r}: exchange_broadcast_bytes_per_cycle="
+                f"{self.exchange_broadcast_bytes_per_cycle} is below exchange_recv_bytes_per_cycle="
+                f"{self.exchange_recv_bytes_per_cycle}; a supertile broadcast cannot be slower")
+
+    # Derived figures.
+    @property
+    def sram_bytes(self) -> int:
+        return self.tiles * self.sram_per_tile
+
+    @property
+    def peak_fp32_flops(self) -> float:
+        return self.tiles * self.amp_flops_fp32 * self.clock_hz
+
+    @property
+    def peak_fp16_flops(self) -> float:
+        return self.tiles * self.amp_flops_fp16 * self.clock_hz
+
+    @property
+    def link_bytes_per_cycle(self) -> float:
+        return self.link_bytes_per_second / self.clock_hz
+
+    @property
+    def host_bytes_per_cycle(self) -> float:
+        return self.host_bytes_per_second / self.clock_hz
+
+    def replace(self, **overrides) -> "ChipSpec":
+        return _replace(self, overrides)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """Several identical chips joined by chip-to-chip links (IPU-Links)."""
+
+    chip: ChipSpec
+    chips: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.chip, ChipSpec):
+            raise ConfigError(f"system chip must be a ChipSpec, got {type(self.chip).__name__}")
+        if isinstance(self.chips, bool) or not isinstance(self.chips, int) or self.chips < 1:
+            raise ConfigError(f"chips={self.chips!r} must be an integer >= 1")
+
+    @property
+    def name(self) -> str:
+        return self.chip.name if self.chips == 1 else f"{self.chips}x{self.chip.name}"
+
+    @property
+    def tiles(self) -> int:
+        return self.chips * self.chip.tiles
+
+    def to_dict(self) -> dict:
+        return {"chips": self.chips, "chip": self.chip.to_dict()}
+
+
+_IPU_MK2 = dict(
+    tiles=1472, sram_per_tile=624 * KiB, clock_hz=62.5e12 / (1472 * 32),
+    amp_flops_fp32=32, amp_flops_fp16=128, sram_bank_bytes=16 * KiB,
+    link_bytes_per_second=320e9, host_bytes_per_second=64e9,
+)
+
+PRESETS: dict[str, dict] = {
+    "ipu-mk1": dict(
+        tiles=1216, sram_per_tile=256 * KiB, clock_hz=1.6e9,
+        amp_flops_fp32=16, amp_flops_fp16=64, sram_bank_bytes=32 * KiB,
+        link_bytes_per_second=128e9, host_bytes_per_second=7.88e9,
+    ),
+    "ipu-mk2": dict(_IPU_MK2),
+    "bow": dict(_IPU_MK2, clock_hz=1.85e9),
+}
+
+DESCRIPTIONS = {
+    "ipu-mk1": "Graphcore Colossus MK1 (GC2)",
+    "ipu-mk2": "Graphcore Colossus MK2 (GC200)",
+    "bow": "Graphcore Bow IPU (GC200 die, wafer-on-wafer power, 1.85 GHz)",
+}
+
+
+def _replace(spec, overrides: dict):
+    names = {f.name for f in dataclasses.fields(spec)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ConfigError(
+            f"unknown chip field(s) {unknown}; valid fields: {', '.join(sorted(names))}")
+    return dataclasses.replace(spec, **overrides)
+
+
+def chip(name: str | ChipSpec = "ipu-mk2", **overrides) -> ChipSpec:
+    """A chip preset with any field overridden: ``chip("ipu-mk2", tiles=256)``."""
+    if isinstance(name, ChipSpec):
+        return name.replace(**overrides) if overrides else name
+    if name not in PRESETS:
+        import difflib
+        close = difflib.get_close_matches(str(name), PRESETS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown chip {name!r}; presets are {', '.join(PRESETS)}.{hint}")
+    base = ChipSpec(name=name, **PRESETS[name])
+    return base.replace(**overrides) if overrides else base
+
+
+def system(name: str | ChipSpec = "ipu-mk2", chips: int = 1, **overrides) -> SystemSpec:
+    """``chips`` identical chips joined by links: ``system("ipu-mk2", chips=16)``."""
+    return SystemSpec(chip=chip(name, **overrides), chips=chips)
+
+
+def as_system(spec: ChipSpec | SystemSpec | str) -> SystemSpec:
+    if isinstance(spec, SystemSpec):
+        return spec
+    if isinstance(spec, (str, ChipSpec)):
+        return SystemSpec(chip=chip(spec))
+    raise ConfigError(f"expected a chip name, ChipSpec or SystemSpec, got {type(spec).__name__}")

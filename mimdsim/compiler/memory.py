@@ -1,0 +1,58 @@
+"""Per-tile SRAM plan: every tensor's bytes on every tile, checked against the limit.
+
+Byte sizes: float32 values take 4 B; spike ids take 2 B while a layer has fewer than
+65,536 neurons (4 B beyond); list counts take two ids' worth. Code and vertex state
+come from each codelet's footprint; exchange code from ``EXCHANGE_CODE_BYTES`` per
+message a tile sends or receives (see docs/cost-model.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OutOfTileMemory
+from ..program import Program, TensorAlloc
+
+EXCHANGE_CODE_BYTES = 8  # per message instruction in a tile's exchange program (estimate)
+
+
+def id_bytes(layer_size: int) -> int:
+    return 2 if layer_size < 65536 else 4
+
+
+def exchange_code(program: Program) -> TensorAlloc:
+    """Bytes of exchange code: one instruction per message sent or received per superstep kind."""
+    counts = np.zeros(program.system.tiles, dtype=np.int64)
+    for step in program.supersteps():
+        for tr in step.exchange:
+            send = np.unique(np.stack([tr.group, tr.src]), axis=1)[1]
+            counts += np.bincount(send[send >= 0], minlength=counts.size)
+            counts += np.bincount(tr.dst, minlength=counts.size)
+    tiles = np.flatnonzero(counts)
+    return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
+
+
+def check_fits(program: Program) -> None:
+    """Raise :class:`OutOfTileMemory` for the fullest tile over the limit."""
+    limit = program.system.chip.sram_per_tile
+    used = program.tile_bytes()
+    over = np.flatnonzero(used > limit)
+    if over.size == 0:
+        return
+    tile = int(over[np.argmax(used[over])])
+    breakdown, category = {}, {}
+    for t in program.tensors:
+        hit = t.tiles == tile
+        if hit.any():
+            breakdown[t.name] = breakdown.get(t.name, 0) + int(t.nbytes[hit].sum())
+            category[t.name] = t.category
+    top = max(breakdown, key=breakdown.get)
+    hint = {
+        "history": "The BPTT state history grows with timesteps x batch: lower --timesteps or --batch.",
+        "lists": "The input spike-list history grows with timesteps x batch x input capacity: "
+                       "lower them, or spread the layer over more tiles.",
+        "gradients": "Per-worker weight-gradient copies grow with fan-in x neurons per tile: use fewer "
+                     "neurons per tile (more tiles or chips).",
+        "weights": "Weights grow with fan-in x neurons per tile: use fewer neurons per tile (more tiles or chips).",
+    }.get(category[top], "Use fewer neurons per tile (more tiles or chips), or lower timesteps/batch.")
+    raise OutOfTileMemory(tile, int(used[tile]), limit, breakdown,
+                          f"{over.size} tile(s) over the limit; largest here: {top}. {hint}")

@@ -1,0 +1,42 @@
+"""Compute cost of a vertex set: routes its static geometry and the step's work counts
+into the codelet's own cycle estimator. This is the only place the engine learns costs
+of compute, and it does so through the codelets."""
+from __future__ import annotations
+
+import numpy as np
+
+from kernels import bptt, lif, loss, optim, reduce, spikes
+from kernels.tile import Tile
+
+from ..program import VertexSet
+
+
+def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):
+    """(tiles, cycles) of one vertex set for one step."""
+    g, name = vs.geometry, vs.codelet
+    if name == "lif_forward":
+        return vs.tiles, lif.lif_forward_cycles(g["n_local"], work["in_spikes"], tile)
+    if name == "spike_scan":  # vs.tiles: one entry per (sample, chunk) job
+        return spikes.spike_scan_cycles(vs.tiles, g["widths"], work["entries"].ravel(), tile)
+    if name == "spike_combine":
+        return spikes.spike_combine_cycles(vs.tiles, g["partials"], work["listed"], tile, work.get("random", False))
+    if name == "count_spikes":
+        return loss.count_cycles(vs.tiles, work["spikes"], tile)
+    if name == "count_cross_entropy":
+        return vs.tiles, loss.loss_cycles(g["batch"], g["classes"], tile)
+    if name == "surrogate_scatter":
+        return vs.tiles, bptt.surrogate_scatter_cycles(g["n_local"], work["listed"], work["own_listed"], tile)
+    if name == "weight_grad":
+        return vs.tiles, bptt.weight_grad_cycles(g["n_local"], work["in_spikes"], tile)
+    if name == "input_grad":
+        return vs.tiles, bptt.input_grad_cycles(g["n_local"], work["in_listed"], tile)
+    if name == "partial_reduce":
+        return reduce.partial_reduce_cycles(vs.tiles, g["inputs"], g["length"], tile)
+    if name == "grad_copies_reduce":
+        return vs.tiles, reduce.grad_copies_cycles(g["elements"], g["copies"], tile)
+    if name in ("sgd", "adam"):
+        return vs.tiles, optim.optimizer_cycles(g["elements"], name, g["copies"], tile)
+    raise KeyError(f"no cost route for codelet {name!r}")
+
+
+STATIC = {"count_cross_entropy", "partial_reduce", "grad_copies_reduce", "sgd", "adam"}

@@ -1,0 +1,78 @@
+"""Exchange and sync cost model.
+
+Per tile (IPU Model, poplibs ``ExchangeEstimator``)::
+
+    send_cycles[tile] = bytes sent / exchange_send_bytes_per_cycle   (a multicast is sent once)
+    recv_cycles[tile] = paired bytes / exchange_broadcast_bytes_per_cycle
+                        + other bytes / exchange_recv_bytes_per_cycle
+    tile_cycles       = max(send_cycles, recv_cycles)
+
+"paired" bytes are a multicast that the tile's supertile partner (tile ^ 1) receives
+too, which the pair receives at the broadcast rate. Across chips, each chip's link
+traffic (a multicast crosses once per destination chip) costs bytes / link bytes per
+cycle plus the link latency. Host transfers (``src = -1``) cost bytes / host bytes per
+cycle plus the host latency. The exchange phase costs::
+
+    max(max over tiles(tile_cycles), max over chips(link cycles), host cycles)
+      + exchange_latency_cycles + exchange_phase_overhead_cycles
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ExchangeCost:
+    cycles: float  # the whole exchange phase, on-chip and off-chip
+    host_cycles: float  # the part waiting on the host link
+    tile_cycles: np.ndarray  # per tile, on-chip fabric only
+    link_cycles: float  # slowest chip's link traffic (0 if none)
+
+
+def exchange_cost(transfers, system) -> ExchangeCost:
+    chip = system.chip
+    n = system.tiles
+    send = np.zeros(n)
+    recv = np.zeros(n)
+    link_bytes = np.zeros(system.chips)
+    host_bytes = 0.0
+    for tr in transfers:
+        src, dst, nbytes, group = tr.src, tr.dst, tr.nbytes.astype(np.float64), tr.group
+        host = src < 0
+        if host.any():
+            _, idx = np.unique(group[host], return_index=True)
+            host_bytes += float(nbytes[host][idx].sum())
+        # each (group, src) sends once
+        _, first = np.unique(group, return_index=True)
+        on = first[src[first] >= 0]
+        np.add.at(send, src[on], nbytes[on])
+        # supertile pairing: the partner receives the same group too
+        key = group.astype(np.int64) * n + dst
+        partner = group.astype(np.int64) * n + (dst ^ 1)
+        paired = np.isin(partner, key) & ((dst ^ 1) < n)
+        np.add.at(recv, dst, np.where(paired, nbytes / chip.exchange_broadcast_bytes_per_cycle,
+                                      nbytes / chip.exchange_recv_bytes_per_cycle))
+        # cross-chip: once per (group, destination chip) out of the source chip, and into dst chip
+        src_chip = np.where(src >= 0, src // chip.tiles, -1)
+        dst_chip = dst // chip.tiles
+        cross = (src_chip >= 0) & (src_chip != dst_chip)
+        if cross.any():
+            pairs, idx = np.unique(np.stack([group[cross], dst_chip[cross]]), axis=1, return_index=True)
+            b = nbytes[cross][idx]
+            np.add.at(link_bytes, src_chip[cross][idx], b)
+            np.add.at(link_bytes, pairs[1], b)
+    tile_cycles = np.maximum(send / chip.exchange_send_bytes_per_cycle, recv)
+    link = float(link_bytes.max() / chip.link_bytes_per_cycle + chip.link_latency_cycles) if link_bytes.any() else 0.0
+    host = float(host_bytes / chip.host_bytes_per_cycle + chip.host_latency_cycles) if host_bytes else 0.0
+    if not transfers:
+        return ExchangeCost(0.0, 0.0, tile_cycles, 0.0)
+    busiest = max(float(tile_cycles.max()), link, host)
+    return ExchangeCost(busiest + chip.exchange_latency_cycles + chip.exchange_phase_overhead_cycles,
+                        host, tile_cycles, link)
+
+
+def sync_cost(kind: str, system) -> int:
+    """Cycles of one barrier: on-chip, or spanning the system's chips."""
+    return system.chip.global_sync_cycles if kind == "global" else system.chip.sync_cycles

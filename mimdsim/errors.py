@@ -1,0 +1,42 @@
+"""The one error hierarchy of mimdsim.
+
+Every message names the offending value, the limit it broke and what to change.
+"""
+from __future__ import annotations
+
+
+class MimdsimError(Exception):
+    """Base class of every error mimdsim raises on purpose."""
+
+
+class ConfigError(MimdsimError, ValueError):
+    """A parameter, shape or file is invalid."""
+
+
+class UnsupportedModel(MimdsimError):
+    """The model uses something mimdsim cannot simulate."""
+
+
+class CapacityOverflow(MimdsimError):
+    """A spike list overflowed its static capacity K and the run was asked to be strict."""
+
+
+class OutOfTileMemory(MimdsimError):
+    """A tile's SRAM plan exceeds the tile's memory.
+
+    Attributes: ``tile`` (global tile index), ``used`` and ``limit`` in bytes, and
+    ``breakdown`` (tensor name -> bytes on that tile).
+    """
+
+    def __init__(self, tile: int, used: int, limit: int, breakdown: dict[str, int], hint: str):
+        self.tile, self.used, self.limit, self.breakdown = tile, used, limit, dict(breakdown)
+        rows = ", ".join(f"{k}={v:,} B" for k, v in sorted(breakdown.items(), key=lambda kv: -kv[1]))
+        super().__init__(
+            f"tile {tile} needs {used:,} B but has {limit:,} B of SRAM ({rows}). {hint}"
+        )
+
+
+def check(condition: bool, message: str, error: type[MimdsimError] = ConfigError) -> None:
+    """Raise ``error(message)`` unless ``condition`` holds."""
+    if not condition:
+        raise error(message)

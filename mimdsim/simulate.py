@@ -1,0 +1,122 @@
+"""``simulate``: compile a network onto a chip and run one training step.
+
+Execution-driven (``inputs`` and ``labels`` given): real numerics, exact loss and
+gradients. Rate-driven (``timesteps``, ``batch_size`` and ``activity`` given): spike
+counts drawn from the activity, no numerics. Both cost the same program the same way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .arch import as_system
+from .compiler.lower import check_fits, compile_program
+from .engine import ExecutionSource, RateSource, run_program
+from .errors import ConfigError
+from .report import Report
+from .snn import Network
+
+
+@dataclass
+class Run:
+    report: Report
+    loss: float | None = None
+    grads: list | None = None  # shaped like net.weights
+    program: object = None
+    source: object = None
+
+
+def _per_layer(name, value, count):
+    vals = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * count
+    if len(vals) != count:
+        raise ConfigError(f"{name} has {len(vals)} entries; give one number or {count} (one per neuron layer)")
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not 0 <= v <= 1:
+            raise ConfigError(f"{name} value {v!r} must be a fraction in [0, 1]")
+    return [float(v) for v in vals]
+
+
+def _check_inputs(net: Network, inputs, labels):
+    if labels is None:
+        raise ConfigError("execution-driven simulate needs labels (an int array of shape [batch])")
+    x = np.asarray(inputs)
+    if x.ndim != 3 or x.shape[2] != net.sizes[0]:
+        raise ConfigError(f"inputs have shape {x.shape}; expected [timesteps, batch, {net.sizes[0]}] "
+                          f"(a 0/1 spike array)")
+    if x.shape[0] < 1 or x.shape[1] < 1:
+        raise ConfigError(f"inputs have shape {x.shape}; timesteps and batch must be at least 1")
+    if x.dtype != bool:
+        if not np.issubdtype(x.dtype, np.number):
+            raise ConfigError(f"inputs have dtype {x.dtype}; give 0/1 numbers or booleans")
+        bad = ~((x == 0) | (x == 1))
+        if bad.any():
+            v = x[bad].flat[0]
+            raise ConfigError(f"inputs must be binary spikes (0 or 1); found {np.count_nonzero(bad)} other "
+                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first")
+    y = np.asarray(labels)
+    if y.shape != (x.shape[1],):
+        raise ConfigError(f"labels have shape {y.shape}; expected ({x.shape[1]},), one per sample")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise ConfigError(f"labels have dtype {y.dtype}; expected integers in [0, {net.sizes[-1]})")
+    if y.size and (y.min() < 0 or y.max() >= net.sizes[-1]):
+        raise ConfigError(f"labels must lie in [0, {net.sizes[-1]}) (one per output neuron); "
+                          f"found {int(y.min())}..{int(y.max())}")
+    return x, y.astype(np.int64)
+
+
+def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
+             activity=None, candidate_activity=None, input_activity=None, optimizer=None,
+             neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False) -> Run:
+    """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
+
+    * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
+      ``[T, B, n_in]`` 0/1 and labels ``[B]``; returns ``run.loss``, ``run.grads``, ``run.report``.
+      Pass ``optimizer=mimdsim.Adam(...)`` to also apply the update to ``net.weights``.
+    * rate-driven: ``simulate(net, chip, timesteps=T, batch_size=B, activity=0.01)``;
+      ``activity`` per neuron layer (one number or a list), ``candidate_activity``
+      (default: = activity) and ``input_activity`` (default: = activity of layer 1).
+    ``strict=True`` raises :class:`CapacityOverflow` if any spike list overflowed.
+    """
+    if not isinstance(net, Network):
+        raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
+    system = as_system(chip)
+    opt_kind = optimizer.kind if optimizer is not None else "adam"
+    execution = inputs is not None
+    if execution:
+        if activity is not None or timesteps is not None or batch_size is not None:
+            raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
+                              "(rate-driven), not both")
+        net.validate_weights()
+        x, y = _check_inputs(net, inputs, labels)
+        T, B = x.shape[:2]
+    else:
+        if labels is not None:
+            raise ConfigError("labels given without inputs; pass inputs=[T, B, n_in] spikes too")
+        if activity is None or timesteps is None or batch_size is None:
+            raise ConfigError("rate-driven simulate needs timesteps=, batch_size= and activity= "
+                              "(or pass inputs= and labels= for an execution-driven run)")
+        T, B = timesteps, batch_size
+    program = compile_program(net.sizes, net.capacities, system, timesteps=T, batch_size=B,
+                              neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
+                              optimizer=opt_kind)
+    check_fits(program)
+    L = net.num_layers
+    if execution:
+        source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
+    else:
+        act = _per_layer("activity", activity, L)
+        cand = _per_layer("candidate_activity", act if candidate_activity is None else candidate_activity, L)
+        inp = _per_layer("input_activity", act[0] if input_activity is None else input_activity, 1)
+        source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
+                            random_policy=(net.input_overflow == "random", net.overflow == "random"))
+    report = run_program(program, source)
+    if strict:
+        from .errors import CapacityOverflow
+        over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
+        if over:
+            raise CapacityOverflow(
+                "spike lists overflowed: " + ", ".join(f"layer {l}: {d} spikes dropped" for l, d in over)
+                + "; raise the capacity (max_activity) of those layers or run with strict=False")
+    return Run(report=report, loss=source.loss, grads=source.grads if execution else None,
+               program=program, source=source)
