@@ -30,7 +30,10 @@ class OutOfTileMemory(MimdsimError):
 
     def __init__(self, tile: int, used: int, limit: int, breakdown: dict[str, int], hint: str):
         self.tile, self.used, self.limit, self.breakdown = tile, used, limit, dict(breakdown)
-        rows = ", ".join(f"{k}={v:,} B" for k, v in sorted(breakdown.items(), key=lambda kv: -kv[1]))
+        items = sorted(breakdown.items(), key=lambda kv: -kv[1])
+        rows = ", ".join(f"{k}={v:,} B" for k, v in items[:8])
+        if len(items) > 8:
+            rows += f", ... {len(items) - 8} smaller tensors ({sum(v for _, v in items[8:]):,} B)"
         super().__init__(
             f"tile {tile} needs {used:,} B but has {limit:,} B of SRAM ({rows}). {hint}"
         )

@@ -1,4 +1,4 @@
 """Hardware specifications (chips, systems). Knows no model."""
-from .chip import PRESETS, ChipSpec, SystemSpec, as_system, chip, system
+from .chip import PRESETS, ChipSpec, SystemSpec, as_system, chip, chip_description, system
 
-__all__ = ["ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "as_system"]
+__all__ = ["ChipSpec", "SystemSpec", "PRESETS", "chip", "chip_description", "system", "as_system"]

@@ -156,6 +156,10 @@ DESCRIPTIONS = {
 }
 
 
+def chip_description(name: str) -> str:
+    return DESCRIPTIONS.get(name, "")
+
+
 def _replace(spec, overrides: dict):
     names = {f.name for f in dataclasses.fields(spec)}
     unknown = sorted(set(overrides) - names)
