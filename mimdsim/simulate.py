@@ -51,7 +51,7 @@ def _check_inputs(net: Network, inputs, labels):
             raise ConfigError(f"inputs have dtype {x.dtype}; give 0/1 numbers or booleans")
         bad = ~((x == 0) | (x == 1))
         if bad.any():
-            v = x[bad].flat[0]
+            v = x[bad].flat[0].item()
             raise ConfigError(f"inputs must be binary spikes (0 or 1); found {np.count_nonzero(bad)} other "
                               f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first")
     y = np.asarray(labels)
