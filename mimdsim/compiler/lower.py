@@ -27,6 +27,7 @@ import numpy as np
 from kernels.codelet import CODELETS
 
 from ..errors import ConfigError
+from ..snn.network import describe_sizes
 from ..program import Loop, Program, Superstep, TensorAlloc, Transfer, VertexSet
 from .mapping import LayerPlacement, Layout, map_network
 from .memory import check_fits, exchange_code, id_bytes
@@ -212,7 +213,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
 
     program = Program(system, layout, T, B, tensors, schedule, optimizer,
                       meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": scan_chunk,
-                            "loss_tile": loss_tile})
+                            "loss_tile": loss_tile, "model": describe_sizes(sizes)})
     # code and vertex state, per codelet per tile
     vertex_counts: dict[str, np.ndarray] = {}
     for step in program.supersteps():

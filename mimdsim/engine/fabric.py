@@ -11,7 +11,8 @@ Per tile (IPU Model, poplibs ``ExchangeEstimator``)::
 too, which the pair receives at the broadcast rate. Across chips, each chip's link
 traffic (a multicast crosses once per destination chip) costs bytes / link bytes per
 cycle plus the link latency. Host transfers (``src = -1``) cost bytes / host bytes per
-cycle plus the host latency. The exchange phase costs::
+cycle plus the host latency per stream (Transfer). A message from a tile to itself is
+a local copy and costs no fabric time. The exchange phase costs::
 
     max(max over tiles(tile_cycles), max over chips(link cycles), host cycles)
       + exchange_latency_cycles + exchange_phase_overhead_cycles
@@ -37,24 +38,30 @@ def exchange_cost(transfers, system) -> ExchangeCost:
     send = np.zeros(n)
     recv = np.zeros(n)
     link_bytes = np.zeros(system.chips)
-    host_bytes = 0.0
+    host_bytes, host_streams, moved = 0.0, 0, False
     for tr in transfers:
-        src, dst, nbytes, group = tr.src, tr.dst, tr.nbytes.astype(np.float64), tr.group
+        # a tile "sending" to itself is a local copy, not fabric traffic
+        keep = tr.src != tr.dst
+        src, dst, group = tr.src[keep], tr.dst[keep], tr.group[keep].astype(np.int64)
+        nbytes = tr.nbytes[keep].astype(np.float64)
+        if src.size == 0:
+            continue
+        moved = True
         host = src < 0
         if host.any():
             _, idx = np.unique(group[host], return_index=True)
             host_bytes += float(nbytes[host][idx].sum())
-        # each (group, src) sends once
-        _, first = np.unique(group, return_index=True)
+            host_streams += 1
+        # a multicast leaves its sender once: one send per (group, src)
+        _, first = np.unique(np.stack([group, src]), axis=1, return_index=True)
         on = first[src[first] >= 0]
         np.add.at(send, src[on], nbytes[on])
         # supertile pairing: the partner receives the same group too
-        key = group.astype(np.int64) * n + dst
-        partner = group.astype(np.int64) * n + (dst ^ 1)
-        paired = np.isin(partner, key) & ((dst ^ 1) < n)
+        partner_tile = dst ^ 1
+        paired = np.isin(group * n + partner_tile, group * n + dst) & (partner_tile < n)
         np.add.at(recv, dst, np.where(paired, nbytes / chip.exchange_broadcast_bytes_per_cycle,
                                       nbytes / chip.exchange_recv_bytes_per_cycle))
-        # cross-chip: once per (group, destination chip) out of the source chip, and into dst chip
+        # cross-chip: a group crosses once per destination chip, out of the source chip and into dst chip
         src_chip = np.where(src >= 0, src // chip.tiles, -1)
         dst_chip = dst // chip.tiles
         cross = (src_chip >= 0) & (src_chip != dst_chip)
@@ -64,10 +71,11 @@ def exchange_cost(transfers, system) -> ExchangeCost:
             np.add.at(link_bytes, src_chip[cross][idx], b)
             np.add.at(link_bytes, pairs[1], b)
     tile_cycles = np.maximum(send / chip.exchange_send_bytes_per_cycle, recv)
-    link = float(link_bytes.max() / chip.link_bytes_per_cycle + chip.link_latency_cycles) if link_bytes.any() else 0.0
-    host = float(host_bytes / chip.host_bytes_per_cycle + chip.host_latency_cycles) if host_bytes else 0.0
-    if not transfers:
+    if not moved:
         return ExchangeCost(0.0, 0.0, tile_cycles, 0.0)
+    link = float(link_bytes.max() / chip.link_bytes_per_cycle + chip.link_latency_cycles) if link_bytes.any() else 0.0
+    host = float(host_bytes / chip.host_bytes_per_cycle + host_streams * chip.host_latency_cycles) \
+        if host_streams else 0.0
     busiest = max(float(tile_cycles.max()), link, host)
     return ExchangeCost(busiest + chip.exchange_latency_cycles + chip.exchange_phase_overhead_cycles,
                         host, tile_cycles, link)
@@ -75,4 +83,6 @@ def exchange_cost(transfers, system) -> ExchangeCost:
 
 def sync_cost(kind: str, system) -> int:
     """Cycles of one barrier: on-chip, or spanning the system's chips."""
+    if kind not in ("chip", "global"):
+        raise ValueError(f"sync kind {kind!r}: expected 'chip' or 'global'")
     return system.chip.global_sync_cycles if kind == "global" else system.chip.sync_cycles

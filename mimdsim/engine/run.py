@@ -95,9 +95,8 @@ def _report(program, source, cycles, per_step, tile_compute) -> Report:
             "overflowed_lists": int((st.dropped_spikes[l] > 0).sum()),
         })
     lay = program.layout
-    sizes_str = "-".join(str(n) for n in sizes)
     return Report(
-        architecture=program.system.name, model=sizes_str, mode=source.mode,
+        architecture=program.system.name, model=program.meta["model"], mode=source.mode,
         timesteps=T, batch_size=B, clock_hz=program.system.chip.clock_hz,
         cycles=cycles, supersteps=per_step, tile_compute_cycles=tile_compute,
         tile_memory_bytes=used, tile_bytes_limit=program.system.chip.sram_per_tile,

@@ -141,7 +141,7 @@ class Network:
         return sum(self.sizes[1:])
 
     def describe(self) -> str:
-        return "-".join(str(n) for n in self.sizes)
+        return describe_sizes(self.sizes)
 
     def validate_weights(self) -> None:
         if len(self.weights) != self.num_layers:
@@ -163,6 +163,20 @@ class Network:
         return {"sizes": list(self.sizes), "capacities": list(self.capacities),
                 "neuron": vars(self.neuron), "overflow": self.overflow,
                 "input_overflow": self.input_overflow, "dtype": np.dtype(self.dtype).name}
+
+
+def describe_sizes(sizes) -> str:
+    """``700-976x192-20``: layer sizes with runs of three or more equal sizes folded."""
+    parts, i = [], 0
+    sizes = list(sizes)
+    while i < len(sizes):
+        j = i
+        while j < len(sizes) and sizes[j] == sizes[i]:
+            j += 1
+        run = j - i
+        parts += [f"{sizes[i]}x{run}"] if run >= 3 else [str(sizes[i])] * run
+        i = j
+    return "-".join(parts)
 
 
 def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32) -> list:
