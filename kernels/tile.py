@@ -31,19 +31,20 @@ class Tile:
 
 
 def worker_of_sample(batch: int, workers: int) -> np.ndarray:
-    """Worker that handles each sample: contiguous blocks of ceil(B / workers) samples."""
-    per = -(-batch // workers)
-    return np.arange(batch) // per
+    """Worker that handles each sample: contiguous, balanced blocks (``b * workers // B``).
+
+    B = 48 gives blocks of 8; B = 7 gives (0, 1), (2), (3), (4), (5), (6); B = 3 uses
+    workers 0, 2 and 4.
+    """
+    return np.arange(batch) * workers // batch
 
 
 def per_worker(instr: np.ndarray, workers: int) -> np.ndarray:
     """Sum per-sample instruction counts ``[vertices, B]`` into ``[vertices, workers]``."""
     instr = np.asarray(instr, dtype=np.float64)
-    v, b = instr.shape
-    per = -(-b // workers)
-    padded = np.zeros((v, per * workers))
-    padded[:, :b] = instr
-    return padded.reshape(v, workers, per).sum(axis=2)
+    assign = np.zeros((instr.shape[1], workers))
+    assign[np.arange(instr.shape[1]), worker_of_sample(instr.shape[1], workers)] = 1.0
+    return instr @ assign
 
 
 def barrel_cycles(worker_instr: np.ndarray, tile: Tile) -> np.ndarray:

@@ -49,10 +49,10 @@ def test_default_tile_and_tile_of_chip():
 
 
 def test_worker_of_sample_contiguous_blocks():
-    # B=3 on 6 workers: one sample each on workers 0..2, workers 3..5 idle
-    _eq(worker_of_sample(3, 6), [0, 1, 2])
-    # B=7 on 6 workers: blocks of ceil(7/6) = 2 samples
-    _eq(worker_of_sample(7, 6), [0, 0, 1, 1, 2, 2, 3])
+    # B=3 on 6 workers: b * 6 // 3 -> one sample each on workers 0, 2, 4; the others idle
+    _eq(worker_of_sample(3, 6), [0, 2, 4])
+    # B=7 on 6 workers: b * 6 // 7 -> worker 0 gets two samples, the others one
+    _eq(worker_of_sample(7, 6), [0, 0, 1, 2, 3, 4, 5])
     # B=12 on 6 workers: exactly 2 each
     _eq(worker_of_sample(12, 6), [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5])
     _eq(worker_of_sample(1, 6), [0])
@@ -61,11 +61,11 @@ def test_worker_of_sample_contiguous_blocks():
 def test_per_worker_sums_contiguous_blocks():
     instr = np.array([[1, 2, 3, 4, 5, 6, 7],
                       [10, 0, 0, 0, 0, 0, 1]])
-    # blocks of 2 samples: (1+2, 3+4, 5+6, 7, 0, 0) and (10+0, 0, 0, 1, 0, 0)
-    _eq(per_worker(instr, 6), [[3, 7, 11, 7, 0, 0],
-                               [10, 0, 0, 1, 0, 0]])
-    # fewer samples than workers: one per worker, rest zero
-    _eq(per_worker(np.array([[5, 6, 7]]), 6), [[5, 6, 7, 0, 0, 0]])
+    # balanced blocks (0,1) (2) (3) (4) (5) (6): (1+2, 3, 4, 5, 6, 7) and (10+0, 0, 0, 0, 0, 1)
+    _eq(per_worker(instr, 6), [[3, 3, 4, 5, 6, 7],
+                               [10, 0, 0, 0, 0, 1]])
+    # fewer samples than workers: samples on workers 0, 2, 4, the rest zero
+    _eq(per_worker(np.array([[5, 6, 7]]), 6), [[5, 0, 6, 0, 7, 0]])
 
 
 def test_per_worker_agrees_with_worker_of_sample():
@@ -149,11 +149,11 @@ def test_lif_forward_several_vertices_and_odd_n_local():
 
 
 def test_lif_forward_uneven_split_b7():
-    # B=7 on 6 workers: blocks of 2 -> workers get samples (0,1) (2,3) (4,5) (6)
+    # B=7 on 6 workers: workers get samples (0,1) (2) (3) (4) (5) (6)
     # n_local=2 (1 vector): per sample 10 + s*(4+1) + 10 = 20 + 5s
-    # spikes [0,0, 0,0, 0,6, 9]: worker 2 = (20) + (20 + 30) = 70; worker 3 = 20 + 45 = 65
+    # spikes [0,0, 0, 0, 0, 6, 9]: worker 0 = 20 + 20 = 40; worker 4 = 20 + 30 = 50; worker 5 = 20 + 45 = 65
     _eq(lif_forward_cycles(np.array([2]), np.array([0, 0, 0, 0, 0, 6, 9]), TILE),
-        [6 * ((10 + 0 * (4 + 1) + 10) + (10 + 6 * (4 + 1) + 10)) + 11])
+        [6 * (10 + 9 * (4 + 1) + 10) + 11])
     # all samples with 1 spike: two samples on the busiest worker: 2 * (10 + 5 + 10)
     _eq(lif_forward_cycles(np.array([2]), np.ones(7, dtype=int), TILE),
         [6 * (2 * (10 + 1 * (4 + 1) + 1 * 10)) + 11])
