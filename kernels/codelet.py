@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 CODELETS: dict[str, "Codelet"] = {}
 
 VERTEX_STATE_BYTES = 32  # per vertex: field pointers and sizes (see docs/cost-model.md)
@@ -22,7 +24,6 @@ class Codelet:
 
     def footprint(self, vertices_on_tile):
         """Bytes of code and vertex state on a tile running ``vertices_on_tile`` vertices."""
-        import numpy as np
         v = np.asarray(vertices_on_tile)
         return np.where(v > 0, self.code_bytes + VERTEX_STATE_BYTES * v, 0)
 

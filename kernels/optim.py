@@ -44,5 +44,15 @@ def optimizer_cycles(elements, kind, copies, tile: Tile):
     return tile.workers * instr + tile.vertex_launch_cycles
 
 
-SGD = register("sgd", lambda elements, copies, tile: optimizer_cycles(elements, "sgd", copies, tile), code_bytes=256)
-ADAM = register("adam", lambda elements, copies, tile: optimizer_cycles(elements, "adam", copies, tile), code_bytes=768)
+def sgd_cycles(elements, copies, tile: Tile):
+    """SGD: SGD_PER_VECTOR + copies * ZERO_COPIES_PER_VECTOR instructions per weight vector."""
+    return optimizer_cycles(elements, "sgd", copies, tile)
+
+
+def adam_cycles(elements, copies, tile: Tile):
+    """Adam: ADAM_PER_VECTOR + copies * ZERO_COPIES_PER_VECTOR instructions per weight vector."""
+    return optimizer_cycles(elements, "adam", copies, tile)
+
+
+SGD = register("sgd", sgd_cycles, code_bytes=256)
+ADAM = register("adam", adam_cycles, code_bytes=768)

@@ -64,7 +64,7 @@ class _Plan:
         self.scan_tiles = p.first_tile + jobs % p.tiles
         self.combine_tiles = p.sample_tile(batch)
         # Two-stage reduction of input-gradient partials: groups of ~sqrt(tiles) tiles.
-        self.group = max(1, math.isqrt(p.tiles - 1) + 1 if p.tiles > 1 else 1)
+        self.group = math.isqrt(p.tiles - 1) + 1  # ceil(sqrt(tiles))
         self.group_starts = np.arange(0, p.tiles, self.group)
         sizes = np.diff(np.append(self.group_starts, p.tiles))
         b = np.repeat(np.arange(batch), len(self.group_starts))

@@ -65,17 +65,14 @@ class Layout:
 
 
 def _place(sizes, npt, chips, tiles_per_chip, reserve_tile0):
+    """Greedy placement; returns (placements, None) or (None, (layer, neurons, tiles needed))."""
     placements, chip, cursor = [], 0, (1 if reserve_tile0 else 0)
     for l, n in enumerate(sizes, start=1):
         need = -(-n // npt)
-        first_free = 1 if (reserve_tile0 and chip == 0) else 0
-        if need > tiles_per_chip - (1 if reserve_tile0 and chips == 1 else 0):
-            return None, (l, n, need)
-        if cursor + need > tiles_per_chip:
+        if cursor + need > tiles_per_chip:  # whole layers per chip: start on the next one
             chip, cursor = chip + 1, 0
-            if chip >= chips:
+            if chip >= chips or need > tiles_per_chip:
                 return None, (l, n, need)
-        del first_free
         placements.append(LayerPlacement(l, n, chip * tiles_per_chip + cursor, need, npt, chip))
         cursor += need
     return placements, None
