@@ -70,8 +70,10 @@ def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
 SCATTER_SAMPLE_OVERHEAD = 10
 CARRY_PER_VECTOR = 5  # ld64 dU; mul alpha; st64 dU; mul c(1-alpha); st64 dI
 SCATTER_SCAN_PER_ID = 3  # every listed id is checked: ld16 id; sub tile base; cmp+branch
-SCATTER_OWN_PER_ID = 14  # ld U; sub; abs; mul beta; add 1; mul; recip (4); mul dS; ld/add/st dU; dI lane
+SCATTER_OWN_PER_ID = 14  # ld16 id->U addr; ld U; sub theta1; abs; mul beta; add 1; square; recip (4); mul dS; ld+add dU; st dU
 ROW_OVERHEAD = 4  # ld16 id; row address; loop branch
+WGRAD_SAMPLE_OVERHEAD = 6  # pick the worker's copy; list pointer and count; loop setup
+INPUT_GRAD_SAMPLE_OVERHEAD = 6  # list pointer and count; partials pointer; loop setup
 WGRAD_PER_VECTOR = 3  # ld64 copy row; f32v2add (co-issued load of dI); st64
 DOT_PER_VECTOR = 1  # ld64 w co-issued with f32v2mac into a register accumulator
 DOT_FINISH = 3  # horizontal add of the two lanes; st partial
@@ -90,16 +92,19 @@ def surrogate_scatter_cycles(n_local, listed, own_listed, tile: Tile):
 
 
 def weight_grad_cycles(n_local, in_spikes, tile: Tile):
-    """instructions(b) = 6 + in_spikes[b] * (ROW_OVERHEAD + vec * WGRAD_PER_VECTOR)."""
+    """instructions(b) = WGRAD_SAMPLE_OVERHEAD + in_spikes[b] * (ROW_OVERHEAD + vec * WGRAD_PER_VECTOR)."""
     n_vec = vectors(n_local, tile)[:, None]
-    instr = 6 + np.asarray(in_spikes)[None, :] * (ROW_OVERHEAD + n_vec * WGRAD_PER_VECTOR)
+    instr = WGRAD_SAMPLE_OVERHEAD + np.asarray(in_spikes)[None, :] * (ROW_OVERHEAD + n_vec * WGRAD_PER_VECTOR)
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
 def input_grad_cycles(n_local, in_listed, tile: Tile):
-    """instructions(b) = 6 + in_listed[b] * (ROW_OVERHEAD + vec * DOT_PER_VECTOR + DOT_FINISH)."""
+    """instructions(b) = INPUT_GRAD_SAMPLE_OVERHEAD + in_listed[b] * (ROW_OVERHEAD + vec * DOT_PER_VECTOR + DOT_FINISH).
+
+    One float2 accumulator per dot product, whatever the tile's neuron count.
+    """
     n_vec = vectors(n_local, tile)[:, None]
-    instr = 6 + np.asarray(in_listed)[None, :] * (ROW_OVERHEAD + n_vec * DOT_PER_VECTOR + DOT_FINISH)
+    instr = INPUT_GRAD_SAMPLE_OVERHEAD + np.asarray(in_listed)[None, :] * (ROW_OVERHEAD + n_vec * DOT_PER_VECTOR + DOT_FINISH)
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 

@@ -38,6 +38,7 @@ def accumulate_counts(counts, ids, n_spikes):
 LOSS_SAMPLE_OVERHEAD = 12
 LOSS_PER_CLASS = 24  # max; sub; exp (~12); sum; divide; gradient; store
 COUNT_PER_SPIKE = 4  # ld16 id; ld count; add; st count
+COUNT_JOB_OVERHEAD = 4  # list pointer, count, loop setup
 
 
 def loss_cycles(batch, classes, tile: Tile):
@@ -48,7 +49,7 @@ def loss_cycles(batch, classes, tile: Tile):
 
 def count_cycles(job_tiles, spikes, tile: Tile):
     """(tiles, cycles): one job per sample adds its ``spikes`` output ids to the counts."""
-    return deal_jobs(job_tiles, 4 + np.asarray(spikes) * COUNT_PER_SPIKE, tile)
+    return deal_jobs(job_tiles, COUNT_JOB_OVERHEAD + np.asarray(spikes) * COUNT_PER_SPIKE, tile)
 
 
 LOSS = register("count_cross_entropy", loss_cycles, code_bytes=768)

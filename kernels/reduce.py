@@ -31,6 +31,7 @@ REDUCE_PER_VECTOR = 1  # ld64 co-issued with f32v2add
 REDUCE_STORE_PER_VECTOR = 1
 COPIES_PER_VECTOR_PER_COPY = 1  # ld64 co-issued with f32v2add per extra copy
 COPIES_STORE_PER_VECTOR = 2  # st64 result; pointer bump
+COPIES_OVERHEAD = 6  # per worker: pointers to the copies, loop setup
 
 
 def partial_reduce_instructions(inputs, length, tile: Tile):
@@ -49,7 +50,7 @@ def grad_copies_cycles(elements, copies, tile: Tile):
     """Sum ``copies`` per-worker copies of ``elements[v]`` weights, vectors split over workers."""
     n_vec = -(-np.asarray(elements) // tile.simd)
     per_worker_vec = -(-n_vec // tile.workers)
-    instr = 6 + per_worker_vec * ((copies - 1) * COPIES_PER_VECTOR_PER_COPY + COPIES_STORE_PER_VECTOR)
+    instr = COPIES_OVERHEAD + per_worker_vec * ((copies - 1) * COPIES_PER_VECTOR_PER_COPY + COPIES_STORE_PER_VECTOR)
     return tile.workers * instr + tile.vertex_launch_cycles
 
 

@@ -9,7 +9,8 @@ Model (DESIGN.md "Cost model principles", fabric.py docstring)::
     phase = max(tile, link, host) + exchange_latency_cycles + exchange_phase_overhead_cycles
 
 MK2 defaults: send = recv = 4 B/cycle, broadcast (supertile pair) 8 B/cycle, latency
-98, phase overhead 600, link latency 1330, host latency 2000, sync 126 / 600.
+98, phase overhead 600, link latency 1 us, host latency 1.5 us (one per host stream),
+host link PCIe Gen4 x16 one direction (31.5 GB/s), sync 126 / 600.
 Every expectation is a literal expression, not a call of the model's formula.
 """
 from __future__ import annotations
@@ -22,6 +23,9 @@ from mimdsim.engine.fabric import ExchangeCost, exchange_cost, sync_cost
 from mimdsim.program import Transfer
 
 MK2_CLOCK = 62.5e12 / (1472 * 32)  # Hz: 62.5 TFLOPS fp32 / (1472 tiles * 32 FLOPs/cycle)
+
+
+PCIE4 = 16e9 * 16 * (128 / 130) / 8  # PCIe Gen4 x16, one direction
 
 
 def tr(src, dst, nbytes, group=None, name="t"):
@@ -165,9 +169,9 @@ def test_cross_chip_message_link_bandwidth_and_latency():
     # clock 1 GHz, links 2 GB/s -> 2 B/cycle; tile 1 (chip 0) -> tile 9 (chip 1), 800 B
     s = two_chips(clock_hz=1e9, link_bytes_per_second=2e9)
     ex = exchange_cost((tr(1, 9, 800),), s)
-    # tiles: 800 / 4 = 200; link: 800 / 2 + 1330 = 1730 is the busiest
-    assert ex.link_cycles == pytest.approx(800 / 2 + 1330)
-    assert ex.cycles == pytest.approx(800 / 2 + 1330 + 98 + 600)
+    # tiles: 800 / 4 = 200; link: 800 / 2 + 1000 = 1730 is the busiest
+    assert ex.link_cycles == pytest.approx(800 / 2 + 1000)
+    assert ex.cycles == pytest.approx(800 / 2 + 1000 + 98 + 600)
     expect = np.zeros(16)
     expect[1] = expect[9] = 800 / 4
     _eq(ex.tile_cycles, expect)
@@ -177,14 +181,14 @@ def test_cross_chip_with_mk2_preset_rates():
     # MK2 link: 320 GB/s / clock (62.5e12 / 47104 Hz) = 241.17248 B/cycle
     s = two_chips()
     ex = exchange_cost((tr(1, 9, 4000),), s)
-    link = 4000 / (320e9 / MK2_CLOCK) + 1330
+    link = 4000 / (320e9 / MK2_CLOCK) + 1e-6 * MK2_CLOCK
     assert ex.link_cycles == pytest.approx(link)
-    assert ex.link_cycles == pytest.approx(4000 / 241.17248 + 1330)
+    assert ex.link_cycles == pytest.approx(4000 / 241.17248 + 1326.851)
     assert ex.cycles == pytest.approx(link + 98 + 600)  # link beats 4000 / 4 = 1000 tile cycles
 
 
 def test_cross_chip_latency_isolated():
-    s = two_chips(clock_hz=1e9, link_bytes_per_second=1e12, link_latency_cycles=0,
+    s = two_chips(clock_hz=1e9, link_bytes_per_second=1e12, link_latency_s=0,
                   exchange_latency_cycles=0, exchange_phase_overhead_cycles=0)
     # 800 B at 1000 B/cycle on the link = 0.8 cycles; the tiles (800 / 4 = 200) dominate
     ex = exchange_cost((tr(1, 9, 800),), s)
@@ -196,11 +200,11 @@ def test_cross_chip_multicast_crosses_once_per_chip():
     s = two_chips(clock_hz=1e9, link_bytes_per_second=2e9)
     # one group from tile 1 to tiles 9, 10, 12 on chip 1: crosses once
     once = exchange_cost((tr(1, [9, 10, 12], 800, group=0),), s)
-    assert once.link_cycles == pytest.approx(800 / 2 + 1330)
+    assert once.link_cycles == pytest.approx(800 / 2 + 1000)
     # three groups: three crossings
     three = exchange_cost((tr(1, [9, 10, 12], 800),), s)
-    assert three.link_cycles == pytest.approx(3 * 800 / 2 + 1330)
-    assert three.cycles == pytest.approx(3 * 800 / 2 + 1330 + 98 + 600)
+    assert three.link_cycles == pytest.approx(3 * 800 / 2 + 1000)
+    assert three.cycles == pytest.approx(3 * 800 / 2 + 1000 + 98 + 600)
 
 
 def test_cross_chip_multicast_to_several_chips():
@@ -208,14 +212,14 @@ def test_cross_chip_multicast_to_several_chips():
     # chip 0's links carry it once per destination chip: 3 * 800 B at 2 B/cycle
     s = mimdsim.system("ipu-mk2", chips=4, tiles=8, clock_hz=1e9, link_bytes_per_second=2e9)
     ex = exchange_cost((tr(1, [9, 17, 25], 800, group=0),), s)
-    assert ex.link_cycles == pytest.approx(3 * 800 / 2 + 1330)
+    assert ex.link_cycles == pytest.approx(3 * 800 / 2 + 1000)
 
 
 def test_cross_chip_both_directions_share_the_link_budget():
     # chip 0 -> chip 1: 800 B; chip 1 -> chip 0: 200 B -> each chip's links carry 1000 B
     s = two_chips(clock_hz=1e9, link_bytes_per_second=2e9)
     ex = exchange_cost((tr([1, 9], [9, 1], [800, 200]),), s)
-    assert ex.link_cycles == pytest.approx((800 + 200) / 2 + 1330)
+    assert ex.link_cycles == pytest.approx((800 + 200) / 2 + 1000)
 
 
 def test_on_chip_traffic_of_a_two_chip_system_uses_no_link():
@@ -232,38 +236,38 @@ def test_host_transfer():
     # clock 1 GHz, host 4 GB/s -> 4 B/cycle; host -> tile 3, 800 B
     s = sys8(clock_hz=1e9, host_bytes_per_second=4e9)
     ex = exchange_cost((tr(-1, 3, 800),), s)
-    assert ex.host_cycles == pytest.approx(800 / 4 + 2000)
-    assert ex.cycles == pytest.approx(800 / 4 + 2000 + 98 + 600)
+    assert ex.host_cycles == pytest.approx(800 / 4 + 1500)
+    assert ex.cycles == pytest.approx(800 / 4 + 1500 + 98 + 600)
     _eq(ex.tile_cycles, [0, 0, 0, 800 / 4, 0, 0, 0, 0])  # the host is no tile: nobody sends
     assert ex.link_cycles == 0
 
 
 def test_host_transfer_mk2_preset_rates():
-    # MK2 host: 64 GB/s / clock = 48.234496 B/cycle; 1e6 B -> 20732.4 cycles + 2000
+    # MK2 host: 31.5077 GB/s / clock = 23.746207 B/cycle; 1e6 B -> 42111.97 cycles + 1.5 us (1990.28 cycles)
     ex = exchange_cost((tr(-1, 3, 10**6),), sys8())
-    host = 10**6 / (64e9 / MK2_CLOCK) + 2000
+    host = 10**6 / (PCIE4 / MK2_CLOCK) + 1.5e-6 * MK2_CLOCK
     assert ex.host_cycles == pytest.approx(host)
-    assert ex.host_cycles == pytest.approx(10**6 / 48.234496 + 2000)
+    assert ex.host_cycles == pytest.approx(10**6 / 23.746207 + 1990.277, rel=1e-6)
     # one tile receives the 1e6 B at only 4 B/cycle: 250000 cycles beat the host link
     assert ex.cycles == pytest.approx(10**6 / 4 + 98 + 600)
-    # with a 300000-cycle host latency the host is the busiest: 20732.4 + 300000 > 250000
-    slow = exchange_cost((tr(-1, 3, 10**6),), sys8(host_latency_cycles=300000))
-    assert slow.cycles == pytest.approx(10**6 / (64e9 / MK2_CLOCK) + 300000 + 98 + 600)
+    # with a 300000-cycle host latency the host is the busiest: 42112.0 + 300000 > 250000
+    slow = exchange_cost((tr(-1, 3, 10**6),), sys8(host_latency_s=300000 / MK2_CLOCK))
+    assert slow.cycles == pytest.approx(10**6 / (PCIE4 / MK2_CLOCK) + 300000 + 98 + 600)
 
 
 def test_host_multicast_counts_host_bytes_once():
     # host multicasts 800 B to tiles 2, 3 (a pair) and 4
-    s = sys8(clock_hz=1e9, host_bytes_per_second=4e9, host_latency_cycles=0)
+    s = sys8(clock_hz=1e9, host_bytes_per_second=4e9, host_latency_s=0)
     ex = exchange_cost((tr(-1, [2, 3, 4], 800, group=0),), s)
     assert ex.host_cycles == pytest.approx(800 / 4)
     _eq(ex.tile_cycles, [0, 0, 800 / 8, 800 / 8, 800 / 4, 0, 0, 0])
 
 
 def test_host_and_tile_traffic_in_one_exchange():
-    # host -> tile 3 (800 B at 4 B/cycle + 2000) alongside a heavy tile message 0 -> 1 (40000 B)
+    # host -> tile 3 (800 B at 4 B/cycle + 1500) alongside a heavy tile message 0 -> 1 (40000 B)
     s = sys8(clock_hz=1e9, host_bytes_per_second=4e9)
     ex = exchange_cost((tr(-1, 3, 800, name="in"), tr(0, 1, 40000, name="p2p")), s)
-    assert ex.host_cycles == pytest.approx(800 / 4 + 2000)
+    assert ex.host_cycles == pytest.approx(800 / 4 + 1500)
     # the tiles (40000 / 4 = 10000) are the busiest
     assert ex.cycles == pytest.approx(40000 / 4 + 98 + 600)
 
@@ -290,7 +294,7 @@ def test_message_to_itself_is_a_local_copy():
 
 
 def test_host_latency_per_stream():
-    s = bare(host_bytes_per_second=4e9, clock_hz=1e9, host_latency_cycles=2000)
+    s = bare(host_bytes_per_second=4e9, clock_hz=1e9, host_latency_s=2e-6)
     one = exchange_cost((tr(-1, 3, 400),), s)
     two = exchange_cost((tr(-1, 3, 200), tr(-1, 5, 200, group=7)), s)
     assert one.host_cycles == pytest.approx(400 / 4 + 2000)

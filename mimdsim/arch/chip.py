@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError
 
 KiB = 1024
+# PCIe payload bandwidth per direction: GT/s x lanes x 128b/130b encoding / 8 bits.
+PCIE_GEN3_X8 = 8e9 * 8 * (128 / 130) / 8  # 7.88 GB/s (MK1 cards)
+PCIE_GEN4_X16 = 16e9 * 16 * (128 / 130) / 8  # 31.5 GB/s ("64 GB/s" counts both directions)
 
 
 @dataclass(frozen=True)
@@ -49,9 +52,9 @@ class ChipSpec:
     vertex_launch_cycles: int = 11
     # Chip-to-chip links and host.
     link_bytes_per_second: float = 320e9  # aggregate per chip
-    link_latency_cycles: int = 1330  # one-way, per cross-chip exchange
-    host_bytes_per_second: float = 64e9
-    host_latency_cycles: int = 2000  # per host transfer (stream setup)
+    link_latency_s: float = 1e-6  # one-way, per cross-chip exchange (unknown; assumption)
+    host_bytes_per_second: float = PCIE_GEN4_X16  # one direction
+    host_latency_s: float = 1.5e-6  # per host stream in a step (unknown; assumption)
 
     def __post_init__(self) -> None:
         ints = {
@@ -59,7 +62,6 @@ class ChipSpec:
             "load_bytes": 1, "sram_bank_bytes": 1, "amp_flops_fp32": 1, "amp_flops_fp16": 1,
             "exchange_latency_cycles": 0, "exchange_phase_overhead_cycles": 0,
             "sync_cycles": 0, "global_sync_cycles": 0, "vertex_launch_cycles": 0,
-            "link_latency_cycles": 0, "host_latency_cycles": 0,
         }
         for name, low in ints.items():
             v = getattr(self, name)
@@ -74,6 +76,10 @@ class ChipSpec:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a positive finite number")
+        for name in ("link_latency_s", "host_latency_s"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a finite number of seconds >= 0")
         if self.exchange_broadcast_bytes_per_cycle < self.exchange_recv_bytes_per_cycle:
             raise ConfigError(
                 f"chip {self.name!r}: exchange_broadcast_bytes_per_cycle="
@@ -100,6 +106,14 @@ class ChipSpec:
     @property
     def host_bytes_per_cycle(self) -> float:
         return self.host_bytes_per_second / self.clock_hz
+
+    @property
+    def link_latency_cycles(self) -> float:
+        return self.link_latency_s * self.clock_hz
+
+    @property
+    def host_latency_cycles(self) -> float:
+        return self.host_latency_s * self.clock_hz
 
     def replace(self, **overrides) -> "ChipSpec":
         return _replace(self, overrides)
@@ -136,14 +150,14 @@ class SystemSpec:
 _IPU_MK2 = dict(
     tiles=1472, sram_per_tile=624 * KiB, clock_hz=62.5e12 / (1472 * 32),
     amp_flops_fp32=32, amp_flops_fp16=128, sram_bank_bytes=16 * KiB,
-    link_bytes_per_second=320e9, host_bytes_per_second=64e9,
+    link_bytes_per_second=320e9, host_bytes_per_second=PCIE_GEN4_X16,
 )
 
 PRESETS: dict[str, dict] = {
     "ipu-mk1": dict(
         tiles=1216, sram_per_tile=256 * KiB, clock_hz=1.6e9,
         amp_flops_fp32=16, amp_flops_fp16=64, sram_bank_bytes=32 * KiB,
-        link_bytes_per_second=128e9, host_bytes_per_second=7.88e9,
+        link_bytes_per_second=128e9, host_bytes_per_second=PCIE_GEN3_X8,
     ),
     "ipu-mk2": dict(_IPU_MK2),
     "bow": dict(_IPU_MK2, clock_hz=1.85e9),

@@ -44,7 +44,10 @@ def run_program(program: Program, source) -> Report:
         ex = exchange_cache[step.name]
         compute = float(tile_cycles.max()) if step.compute else 0.0
         sync = float(sync_cost(step.sync, system))
-        exch, host = ex.cycles - ex.host_cycles, ex.host_cycles
+        # "host" is only the time the host link adds beyond the on-chip and link traffic
+        on_chip = max(float(ex.tile_cycles.max(initial=0.0)), ex.link_cycles)
+        host = max(0.0, ex.host_cycles - on_chip) if ex.cycles else 0.0
+        exch = ex.cycles - host
         ph = cycles[step.phase]
         ph["compute"] += compute
         ph["exchange"] += exch
