@@ -1,0 +1,157 @@
+"""Functional implementations of the codelets against direct NumPy statements of their equations."""
+import numpy as np
+import pytest
+
+from kernels import bptt, lif, loss, reduce, spikes
+from kernels.optim import adam_step, sgd_step
+from kernels.tile import worker_of_sample
+
+
+def test_lif_forward_matches_equation():
+    rng = np.random.default_rng(0)
+    B, n_in, n, K = 5, 30, 9, 6
+    W = rng.standard_normal((n_in, n)).astype(np.float32)
+    U_prev = (rng.random((B, n)) * 2).astype(np.float32)
+    ids = rng.integers(0, n_in, (B, K)).astype(np.int32)
+    cnt = np.array([0, 1, 3, 6, 2])
+    out = np.empty_like(U_prev)
+    lif.lif_forward(W, U_prev, ids, cnt, np.float32(0.9), np.float32(10), np.float32(1), out)
+    I = np.stack([W[ids[b, :cnt[b]]].sum(axis=0) for b in range(B)])
+    expect = 0.9 * U_prev * (U_prev <= 1) + 10 * (1 - 0.9) * I
+    np.testing.assert_allclose(out, expect, rtol=1e-5, atol=1e-6)
+
+
+def _lists(U, theta1, theta2, K, chunk=64, cap=None, random=False, seed=0):
+    B, n = U.shape
+    chunks = -(-n // chunk)
+    ids = np.empty((B, K), np.int32)
+    cnt = np.empty((B, 2), np.int64)
+    drop = np.empty((B, 2), np.int64)
+    flag = np.empty((B, chunks), np.int64)
+    spikes.spike_lists(U, theta1, theta2, K, chunk, K if cap is None else cap, random, seed, ids, cnt, drop, flag)
+    return ids, cnt, drop, flag
+
+
+def test_spike_lists_spikes_first_then_candidates_lowest_index():
+    U = np.array([[0.95, 1.5, 0.2, 2.0, 0.91, 1.2, 0.5, 0.99]], np.float32)
+    ids, cnt, drop, flag = _lists(U, 1.0, 0.9, K=5)
+    # spikes (U > 1): 1, 3, 5; candidates (0.9 < U <= 1): 0, 4, 7 -> keep 0, 4
+    assert ids[0].tolist() == [1, 3, 5, 0, 4]
+    assert cnt[0].tolist() == [3, 5] and drop[0].tolist() == [0, 1] and flag[0].tolist() == [6]
+    ids, cnt, drop, _ = _lists(U, 1.0, 0.9, K=2)
+    assert ids[0].tolist() == [1, 3] and cnt[0].tolist() == [2, 2] and drop[0].tolist() == [1, 3]
+    # unused slots are -1; theta2 = -inf lists every neuron
+    ids, cnt, drop, _ = _lists(U, 1.0, -np.inf, K=8)
+    assert sorted(ids[0].tolist()) == list(range(8)) and cnt[0].tolist() == [3, 8]
+    ids, cnt, _, _ = _lists(np.zeros((1, 8), np.float32), 1.0, 0.9, K=4)
+    assert ids[0].tolist() == [-1] * 4 and cnt[0].tolist() == [0, 0]
+
+
+def test_spike_lists_chunk_cap():
+    # two chunks of 4 neurons, each partial list holds at most 2 entries
+    U = np.array([[2, 2, 2, 0.95, 0, 0, 2, 0.95]], np.float32)
+    ids, cnt, drop, flag = _lists(U, 1.0, 0.9, K=6, chunk=4, cap=2)
+    assert flag[0].tolist() == [4, 2]
+    assert ids[0, :cnt[0, 1]].tolist() == [0, 1, 6, 7]
+    assert cnt[0].tolist() == [3, 4] and drop[0].tolist() == [1, 1]
+
+
+def test_spike_lists_random_policy_is_uniform_and_seeded():
+    n, K = 20, 5
+    U = np.full((4000, n), 2.0, np.float32)  # everyone spikes
+    ids, cnt, drop, _ = _lists(U, 1.0, 0.9, K=K, chunk=n, cap=n, random=True, seed=7)
+    assert (cnt[:, 0] == K).all() and (drop[:, 0] == n - K).all()
+    assert (np.diff(ids, axis=1) > 0).all()  # ascending, distinct
+    freq = np.bincount(ids.ravel(), minlength=n) / (4000 * K / n)
+    assert np.abs(freq - 1).max() < 0.1
+    again, *_ = _lists(U, 1.0, 0.9, K=K, chunk=n, cap=n, random=True, seed=7)
+    other, *_ = _lists(U, 1.0, 0.9, K=K, chunk=n, cap=n, random=True, seed=8)
+    assert np.array_equal(ids, again) and not np.array_equal(ids, other)
+
+
+def test_surrogate_scatter_matches_equation():
+    rng = np.random.default_rng(1)
+    B, n, K = 4, 7, 3
+    dU = rng.standard_normal((B, n))
+    U_t = rng.random((B, n)) * 2
+    ids = np.array([[0, 3, 6], [1, 1, -1], [2, -1, -1], [-1, -1, -1]], np.int32)
+    listed = np.array([3, 2, 1, 0])
+    dS = rng.standard_normal((B, K))
+    expect = 0.95 * dU
+    for b in range(B):
+        for k in range(listed[b]):
+            j = ids[b, k]
+            expect[b, j] += dS[b, k] / (10 * abs(U_t[b, j] - 1) + 1) ** 2
+    dI = np.empty_like(dU)
+    bptt.surrogate_scatter(dU, dS, ids, listed, U_t, 0.95, 10.0, 1.0, 10.0, dI)
+    np.testing.assert_allclose(dU, expect, rtol=1e-12)
+    np.testing.assert_allclose(dI, 10 * 0.05 * expect, rtol=1e-12)
+
+
+def test_weight_grad_into_worker_copies_and_reduction():
+    rng = np.random.default_rng(2)
+    B, n_in, n, K, W = 7, 10, 4, 3, 6
+    dI = rng.standard_normal((B, n))
+    ids = rng.integers(0, n_in, (B, K)).astype(np.int32)
+    cnt = rng.integers(0, K + 1, B)
+    worker = worker_of_sample(B, W)
+    copies = np.zeros((W, n_in, n))
+    bptt.weight_grad(copies, worker, ids, cnt, dI)
+    X = np.zeros((B, n_in))
+    for b in range(B):
+        np.add.at(X[b], ids[b, :cnt[b]], 1)
+    np.testing.assert_allclose(reduce.reduce_copies(copies), X.T @ dI, rtol=1e-12)
+    # each copy holds only its own worker's samples
+    for w in range(W):
+        np.testing.assert_allclose(copies[w], X[worker == w].T @ dI[worker == w], rtol=1e-12, atol=1e-15)
+
+
+def test_input_grad_partials_and_two_stage_reduction():
+    rng = np.random.default_rng(3)
+    B, n_in, n, K = 3, 12, 10, 4
+    Wm = rng.standard_normal((n_in, n))
+    dI = rng.standard_normal((B, n))
+    ids = rng.integers(0, n_in, (B, K)).astype(np.int32)
+    listed = np.array([4, 2, 0])
+    starts = np.array([0, 3, 6, 9, 10])  # 4 tiles
+    P = np.empty((B, K, 4))
+    bptt.input_grad_partials(Wm, ids, listed, dI, starts, P)
+    for b in range(B):
+        for k in range(K):
+            for p in range(4):
+                expect = Wm[ids[b, k], starts[p]:starts[p + 1]] @ dI[b, starts[p]:starts[p + 1]] if k < listed[b] else 0
+                assert P[b, k, p] == pytest.approx(expect, abs=1e-12)
+    stage1 = reduce.reduce_groups(P, np.array([0, 2]))
+    assert stage1.shape == (B, K, 2)
+    full = stage1.sum(axis=-1)
+    for b in range(B):
+        np.testing.assert_allclose(full[b, :listed[b]], Wm[ids[b, :listed[b]]] @ dI[b], rtol=1e-12)
+
+
+def test_count_cross_entropy_and_its_gradient():
+    C = np.array([[3.0, 0.0, 1.0], [0.0, 0.0, 5.0]])
+    y = np.array([0, 1])
+    L, g = loss.count_cross_entropy(C, y)
+    logp = C - np.log(np.exp(C).sum(axis=1, keepdims=True))
+    assert L == pytest.approx(-(logp[0, 0] + logp[1, 1]) / 2)
+    eps = 1e-6
+    for b in range(2):
+        for i in range(3):
+            Cp = C.copy()
+            Cp[b, i] += eps
+            assert g[b, i] == pytest.approx((loss.count_cross_entropy(Cp, y)[0] - L) / eps, abs=1e-5)
+    counts = np.zeros((2, 3), np.int64)
+    loss.accumulate_counts(counts, np.array([[2, 0, 1], [1, 1, -1]]), np.array([2, 1]))
+    assert counts.tolist() == [[1, 0, 1], [0, 1, 0]]
+
+
+def test_optimizer_steps():
+    w = np.array([1.0, -2.0], np.float32)
+    g = np.array([0.5, -0.25], np.float32)
+    sgd_step(w, g, 0.1)
+    np.testing.assert_allclose(w, [0.95, -1.975], rtol=1e-6)
+    w = np.array([1.0, -2.0])
+    m, v = np.zeros(2), np.zeros(2)
+    adam_step(w, g.astype(float), m, v, 1, 0.01, 0.9, 0.999, 1e-8)
+    # first Adam step: m_hat = g, v_hat = g^2 -> w -= lr * g / (|g| + eps)
+    np.testing.assert_allclose(w, [1.0 - 0.01 * 0.5 / (0.5 + 1e-8), -2.0 + 0.01 * 0.25 / (0.25 + 1e-8)], rtol=1e-12)
