@@ -194,7 +194,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
             bwd_p2.append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
                                          p.sample_tile(B)[plan.stage1_job[0]], K_in * F32))
             bwd_red1.append(vs("partial_reduce", l, plan.stage1_tiles, inputs=plan.group_sizes[plan.stage1_job[1]],
-                               length=K_in, stage=1))
+                               length=K_in, stage=1, group_starts=plan.group_starts))
             bwd_red2.append(vs("partial_reduce", l, p.sample_tile(B), inputs=np.full(B, len(plan.group_starts)),
                                length=K_in, stage=2))
     body = [Superstep("bwd.neuron", "backward", tuple(bwd_neuron), tuple(bwd_grads), sync)]
@@ -228,10 +228,4 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     return program
 
 
-def plan_of(program: Program) -> list[_Plan]:
-    """Rebuild the auxiliary placement (the engine uses it to route per-sample work)."""
-    return [_Plan(p, program.batch_size, program.system.chip.workers, program.meta["scan_chunk"])
-            for p in program.layout.layers]
-
-
-__all__ = ["compile_program", "check_fits", "plan_of", "Layout"]
+__all__ = ["compile_program", "check_fits", "Layout"]

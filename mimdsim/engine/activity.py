@@ -13,7 +13,6 @@ import numpy as np
 from kernels import bptt, lif, loss as loss_k, optim, reduce, spikes
 from kernels.tile import worker_of_sample
 
-from ..compiler.lower import plan_of
 from ..program import Program, VertexSet
 
 
@@ -41,7 +40,6 @@ class _Source:
         self.T, self.B = program.timesteps, program.batch_size
         self.L = len(sizes) - 1
         self.layout = program.layout
-        self.plans = plan_of(program)
         self.chunk = program.meta["scan_chunk"]
         self.stats = _Stats(self.T, self.B, self.L)
         self.loss = None
@@ -193,7 +191,7 @@ class ExecutionSource(_Source):
     def partial_reduce(self, vs, t):
         l = vs.layer
         if vs.geometry["stage"] == 1:
-            self.P1[l] = reduce.reduce_groups(self.P[l], self.plans[l - 1].group_starts)
+            self.P1[l] = reduce.reduce_groups(self.P[l], vs.geometry["group_starts"])
         else:
             self.dS[l - 1] = self.P1[l].sum(axis=-1)  # dS of layer l-1's list at t-1
         return {}
