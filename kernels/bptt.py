@@ -70,7 +70,7 @@ def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
 SCATTER_SAMPLE_OVERHEAD = 10
 CARRY_PER_VECTOR = 5  # ld64 dU; mul alpha; st64 dU; mul c(1-alpha); st64 dI
 SCATTER_SCAN_PER_ID = 3  # every listed id is checked: ld16 id; sub tile base; cmp+branch
-SCATTER_OWN_PER_ID = 14  # ld16 id->U addr; ld U; sub theta1; abs; mul beta; add 1; square; recip (4); mul dS; ld+add dU; st dU
+SCATTER_OWN_PER_ID = 15  # id->U addr; ld U; sub theta1; abs; mul beta; add 1; square; recip (4); mul dS; ld dU; add; st dU
 ROW_OVERHEAD = 4  # ld16 id; row address; loop branch
 WGRAD_SAMPLE_OVERHEAD = 6  # pick the worker's copy; list pointer and count; loop setup
 INPUT_GRAD_SAMPLE_OVERHEAD = 6  # list pointer and count; partials pointer; loop setup

@@ -36,7 +36,7 @@ def accumulate_counts(counts, ids, n_spikes):
 
 # Instruction counts per sample and class (see docs/cost-model.md).
 LOSS_SAMPLE_OVERHEAD = 12
-LOSS_PER_CLASS = 24  # max; sub; exp (~12); sum; divide; gradient; store
+LOSS_PER_CLASS = 24  # ld count; max (cmp+select 2); sub max; exp (12, polynomial); add to sum; mul 1/sum; sub onehot; mul 1/B; ld/st (2): 1+2+1+12+1+1+1+1+2 = 22, +2 loop
 COUNT_PER_SPIKE = 4  # ld16 id; ld count; add; st count
 COUNT_JOB_OVERHEAD = 4  # list pointer, count, loop setup
 

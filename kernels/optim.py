@@ -30,7 +30,7 @@ def adam_step(w, g, m, v, step, lr, b1, b2, eps):
 # Instructions per float2 vector of weights (see docs/cost-model.md); both zero the
 # per-worker gradient copies for the next step (ZERO_COPIES_PER_VECTOR).
 SGD_PER_VECTOR = 4  # ld w; ld g; f32v2axpy; st w
-ADAM_PER_VECTOR = 22  # ld w,g,m,v (4); m: 2 mul + add (3); v: g*g, 2 mul, add (4); sqrt (2); add eps; div (4); mul lr; sub; st w,m,v (3)
+ADAM_PER_VECTOR = 23  # ld w,g,m,v (4); m: 2 mul + add (3); v: g*g, 2 mul, add (4); sqrt (2); add eps; div (4); mul lr; sub; st w,m,v (3)
 ZERO_COPIES_PER_VECTOR = 1  # st64 zero per copy
 OPTIMIZER_OVERHEAD = 6  # per worker: pointers, bias-corrected step size, loop setup
 OPTIMIZERS = {"sgd": SGD_PER_VECTOR, "adam": ADAM_PER_VECTOR}

@@ -24,9 +24,10 @@ def exchange_code(program: Program) -> TensorAlloc:
     counts = np.zeros(program.system.tiles, dtype=np.int64)
     for step in program.supersteps():
         for tr in step.exchange:
-            send = np.unique(np.stack([tr.group, tr.src]), axis=1)[1]
+            moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
+            send = np.unique(np.stack([tr.group[moved], tr.src[moved]]), axis=1)[1]
             counts += np.bincount(send[send >= 0], minlength=counts.size)
-            counts += np.bincount(tr.dst, minlength=counts.size)
+            counts += np.bincount(tr.dst[moved], minlength=counts.size)
     tiles = np.flatnonzero(counts)
     return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
 

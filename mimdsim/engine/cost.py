@@ -34,8 +34,10 @@ def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):
         return reduce.partial_reduce_cycles(vs.tiles, g["inputs"], g["length"], tile)
     if name == "grad_copies_reduce":
         return vs.tiles, reduce.grad_copies_cycles(g["elements"], g["copies"], tile)
-    if name in ("sgd", "adam"):
-        return vs.tiles, optim.optimizer_cycles(g["elements"], name, g["copies"], tile)
+    if name == "sgd":
+        return vs.tiles, optim.sgd_cycles(g["elements"], g["copies"], tile)
+    if name == "adam":
+        return vs.tiles, optim.adam_cycles(g["elements"], g["copies"], tile)
     raise KeyError(f"no cost route for codelet {name!r}")
 
 
