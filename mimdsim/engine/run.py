@@ -11,7 +11,7 @@ import numpy as np
 from kernels.tile import Tile
 
 from ..program import Loop, Program
-from ..report import KINDS, Report
+from ..report import KINDS, Report, empty_cycles
 from .cost import STATIC, vertex_cycles
 from .fabric import exchange_cost, sync_cost
 
@@ -20,7 +20,7 @@ def run_program(program: Program, source) -> Report:
     system = program.system
     tile = Tile.of(system.chip)
     n_tiles = system.tiles
-    cycles = {phase: dict.fromkeys(KINDS, 0.0) for phase in ("io", "forward", "backward", "update")}
+    cycles = empty_cycles()
     per_step: dict[str, dict] = {}
     tile_compute = np.zeros(n_tiles)
     static_cache: dict[int, np.ndarray] = {}
@@ -99,13 +99,16 @@ def _report(program, source, cycles, per_step, tile_compute) -> Report:
         })
     lay = program.layout
     return Report(
-        architecture=program.system.name, model=program.meta["model"], mode=source.mode,
-        timesteps=T, batch_size=B, clock_hz=program.system.chip.clock_hz,
-        cycles=cycles, supersteps=per_step, tile_compute_cycles=tile_compute,
-        tile_memory_bytes=used, tile_bytes_limit=program.system.chip.sram_per_tile,
-        memory_by_category={k: int(v[fullest]) for k, v in mem.items()},
+        architecture=program.system.name, platform="mimd", model=program.meta["model"],
+        mode=f"{source.mode}-driven", timesteps=T, batch_size=B, clock_hz=program.system.chip.clock_hz,
+        cycles=cycles, steps=per_step,
+        memory={"max_tile_bytes": int(used.max()), "tile_bytes_limit": int(program.system.chip.sram_per_tile),
+                "fullest_tile": fullest,
+                "fullest_tile_by_category": {k: int(v[fullest]) for k, v in mem.items()},
+                "total_bytes": int(used.sum())},
         layers=layers,
         placement={"tiles_used": lay.tiles_used, "chips_used": lay.chips_used,
                    "neurons_per_tile": lay.neurons_per_tile, "reserved_tiles": list(lay.reserved_tiles),
                    "optimizer": program.optimizer},
+        tile_compute_cycles=tile_compute, tile_memory_bytes=used,
     )

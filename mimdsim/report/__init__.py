@@ -1,4 +1,4 @@
-"""Reports: one schema for MIMD chips and GPU models; tables and JSON."""
-from .report import KINDS, Report
+"""Reports: one schema for MIMD chips, GPU models and systolic arrays; tables and JSON."""
+from .report import KINDS, PHASES, Report, empty_cycles
 
-__all__ = ["Report", "KINDS"]
+__all__ = ["Report", "KINDS", "PHASES", "empty_cycles"]

@@ -1,8 +1,9 @@
-"""The report: one schema for every architecture (the GPU model fills the same fields).
+"""The report: one schema for every architecture (MIMD chip, GPU, systolic array).
 
 Cycles by phase (io, forward, backward, update) and kind (compute, exchange, sync,
-host), seconds per training step, samples/s, per-tile arrays (compute cycles, SRAM
-bytes), per-superstep totals and per-layer spike statistics.
+host on the MIMD chip; compute and launch on a GPU), seconds per training step,
+samples/s, a breakdown per superstep (MIMD) or per kernel (GPU), memory, per-layer
+statistics and, for MIMD chips, per-tile arrays (compute cycles, SRAM bytes).
 """
 from __future__ import annotations
 
@@ -12,24 +13,37 @@ from dataclasses import dataclass, field
 import numpy as np
 
 KINDS = ("compute", "exchange", "sync", "host")
+PHASES = ("io", "forward", "backward", "update")
+
+
+def empty_cycles(kinds=KINDS) -> dict:
+    return {phase: dict.fromkeys(kinds, 0.0) for phase in PHASES}
 
 
 @dataclass
 class Report:
-    architecture: str  # chip or system name
+    architecture: str  # chip, system, GPU or array name
+    platform: str  # "mimd", "gpu" or "systolic"
     model: str
-    mode: str  # "execution" or "rate"
+    mode: str  # "execution", "rate" or "analytical"
     timesteps: int
     batch_size: int
     clock_hz: float
     cycles: dict  # phase -> kind -> cycles
-    supersteps: dict  # name -> {"count", "compute", "exchange", "sync", "host"}
-    tile_compute_cycles: np.ndarray
-    tile_memory_bytes: np.ndarray
-    tile_bytes_limit: int
-    memory_by_category: dict  # category -> bytes on the fullest tile
-    layers: list  # per layer dicts
+    steps: dict  # superstep (MIMD) or kernel (GPU) name -> {"count", kind: cycles, ...}
+    memory: dict  # MIMD: max_tile_bytes, tile_bytes_limit, ...; GPU: device_bytes, device_bytes_limit, ...
+    layers: list = field(default_factory=list)
     placement: dict = field(default_factory=dict)
+    tile_compute_cycles: np.ndarray | None = None
+    tile_memory_bytes: np.ndarray | None = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def kinds(self) -> tuple:
+        seen = []
+        for kinds in self.cycles.values():
+            seen += [k for k in kinds if k not in seen]
+        return tuple(seen)
 
     @property
     def total_cycles(self) -> float:
@@ -44,29 +58,31 @@ class Report:
         return self.batch_size / self.seconds_per_step
 
     def kind_totals(self) -> dict:
-        return {k: float(sum(p.get(k, 0.0) for p in self.cycles.values())) for k in KINDS}
+        return {k: float(sum(p.get(k, 0.0) for p in self.cycles.values())) for k in self.kinds}
+
+    def phase_seconds(self) -> dict:
+        return {p: sum(k.values()) / self.clock_hz for p, k in self.cycles.items()}
 
     def to_dict(self) -> dict:
-        kinds = self.kind_totals()
-        fullest = int(np.argmax(self.tile_memory_bytes)) if self.tile_memory_bytes.size else 0
-        return {
-            "architecture": self.architecture, "model": self.model, "mode": self.mode,
-            "timesteps": self.timesteps, "batch_size": self.batch_size, "clock_hz": self.clock_hz,
+        d = {
+            "architecture": self.architecture, "platform": self.platform, "model": self.model,
+            "mode": self.mode, "timesteps": self.timesteps, "batch_size": self.batch_size,
+            "clock_hz": self.clock_hz,
             "samples_per_second": self.samples_per_second,
             "seconds_per_step": self.seconds_per_step,
-            "cycles": {**kinds, "total": self.total_cycles,
+            "seconds_by_phase": self.phase_seconds(),
+            "cycles": {**self.kind_totals(), "total": self.total_cycles,
                        "by_phase": {p: dict(v) for p, v in self.cycles.items()}},
-            "supersteps": self.supersteps,
-            "memory": {"max_tile_bytes": int(self.tile_memory_bytes.max(initial=0)),
-                       "tile_bytes_limit": int(self.tile_bytes_limit),
-                       "fullest_tile": fullest,
-                       "fullest_tile_by_category": self.memory_by_category,
-                       "total_bytes": int(self.tile_memory_bytes.sum())},
+            ("supersteps" if self.platform == "mimd" else "kernels"): self.steps,
+            "memory": self.memory,
             "layers": self.layers,
             "placement": self.placement,
-            "tiles": {"compute_cycles": self.tile_compute_cycles.tolist(),
-                      "memory_bytes": self.tile_memory_bytes.tolist()},
+            "notes": self.notes,
         }
+        if self.tile_compute_cycles is not None:
+            d["tiles"] = {"compute_cycles": self.tile_compute_cycles.tolist(),
+                          "memory_bytes": self.tile_memory_bytes.tolist()}
+        return d
 
     def to_json(self, path=None, indent=2) -> str:
         text = json.dumps(self.to_dict(), indent=indent)
@@ -77,44 +93,52 @@ class Report:
 
     def format(self) -> str:
         """A readable, plain-text report."""
-        d = self.to_dict()
-        c = d["cycles"]
-        total = c["total"] or 1.0
+        kinds = self.kinds
+        totals = self.kind_totals()
+        total = self.total_cycles or 1.0
         lines = [
-            f"mimdsim report: {self.model} on {self.architecture} ({self.mode}-driven), "
+            f"mimdsim report: {self.model} on {self.architecture} ({self.mode}), "
             f"T={self.timesteps}, B={self.batch_size}",
             f"  samples/s        {self.samples_per_second:,.1f}",
             f"  seconds/step     {self.seconds_per_step * 1e3:,.3f} ms  ({total:,.0f} cycles at "
             f"{self.clock_hz / 1e9:.3g} GHz)",
             "",
-            f"  {'phase':<10}" + "".join(f"{k:>14}" for k in KINDS) + f"{'total':>14}{'share':>8}",
+            f"  {'phase':<10}" + "".join(f"{k:>14}" for k in kinds) + f"{'total':>14}{'share':>8}",
         ]
-        for phase, kinds in self.cycles.items():
-            s = sum(kinds.values())
-            lines.append(f"  {phase:<10}" + "".join(f"{kinds.get(k, 0):>14,.0f}" for k in KINDS)
+        for phase, per_kind in self.cycles.items():
+            s = sum(per_kind.values())
+            lines.append(f"  {phase:<10}" + "".join(f"{per_kind.get(k, 0):>14,.0f}" for k in kinds)
                          + f"{s:>14,.0f}{100 * s / total:>7.1f}%")
-        lines.append(f"  {'total':<10}" + "".join(f"{c[k]:>14,.0f}" for k in KINDS) + f"{total:>14,.0f}")
-        lines += ["", f"  {'superstep':<18}{'count':>7}{'compute':>14}{'exchange':>14}{'sync':>12}{'share':>8}"]
-        for name, s in self.supersteps.items():
-            tot = s["compute"] + s["exchange"] + s["sync"] + s["host"]
-            lines.append(f"  {name:<18}{s['count']:>7}{s['compute']:>14,.0f}{s['exchange'] + s['host']:>14,.0f}"
-                         f"{s['sync']:>12,.0f}{100 * tot / total:>7.1f}%")
-        m = d["memory"]
-        lines += ["", f"  memory: fullest tile {m['fullest_tile']} uses {m['max_tile_bytes']:,} of "
-                      f"{m['tile_bytes_limit']:,} B ({100 * m['max_tile_bytes'] / m['tile_bytes_limit']:.1f}%): "
-                  + ", ".join(f"{k} {v:,}" for k, v in sorted(m["fullest_tile_by_category"].items(),
-                                                              key=lambda kv: -kv[1]) if v)]
+        lines.append(f"  {'total':<10}" + "".join(f"{totals[k]:>14,.0f}" for k in kinds) + f"{total:>14,.0f}")
+        label = "superstep" if self.platform == "mimd" else "kernel"
+        lines += ["", f"  {label:<22}{'count':>7}" + "".join(f"{k:>14}" for k in kinds) + f"{'share':>8}"]
+        for name, s in self.steps.items():
+            tot = sum(s.get(k, 0.0) for k in kinds)
+            lines.append(f"  {name:<22}{s['count']:>7}" + "".join(f"{s.get(k, 0.0):>14,.0f}" for k in kinds)
+                         + f"{100 * tot / total:>7.1f}%")
+        m = self.memory
+        if "max_tile_bytes" in m:
+            lines += ["", f"  memory: fullest tile {m['fullest_tile']} uses {m['max_tile_bytes']:,} of "
+                          f"{m['tile_bytes_limit']:,} B ({100 * m['max_tile_bytes'] / m['tile_bytes_limit']:.1f}%): "
+                      + ", ".join(f"{k} {v:,}" for k, v in sorted(m["fullest_tile_by_category"].items(),
+                                                                  key=lambda kv: -kv[1]) if v)]
+        elif "device_bytes" in m:
+            lines += ["", f"  memory: {m['device_bytes']:,} of {m['device_bytes_limit']:,} B "
+                          f"({100 * m['device_bytes'] / m['device_bytes_limit']:.1f}%): "
+                      + ", ".join(f"{k} {v:,}" for k, v in m["by_category"].items() if v)]
         pl = self.placement
-        if pl:
+        if "tiles_used" in pl:
             lines.append(f"  placement: {pl['tiles_used']} tiles on {pl['chips_used']} chip(s), "
                          f"{pl['neurons_per_tile']} neurons per tile")
-        lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"
-                      f"{'spikes':>11}{'dropped':>10}{'dropped cand.':>15}"]
-        for ly in self.layers:
-            lines.append(f"  {ly['layer']:<7}{ly['neurons']:>9}{ly['tiles']:>7}{ly['capacity']:>6}"
-                         f"{100 * ly['activity']:>9.2f}%{100 * ly['listed_fraction']:>8.2f}%"
-                         f"{ly['spikes']:>11,}{ly['dropped_spikes']:>10,}{ly['dropped_candidates']:>15,}")
-        if any(ly["dropped_spikes"] for ly in self.layers):
-            lines.append("  note: some spike lists overflowed their capacity K; dropped spikes were not sent "
-                         "(raise max_activity/capacity to keep them).")
+        if self.layers:
+            lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"
+                          f"{'spikes':>11}{'dropped':>10}{'dropped cand.':>15}"]
+            for ly in self.layers:
+                lines.append(f"  {ly['layer']:<7}{ly['neurons']:>9}{ly['tiles']:>7}{ly['capacity']:>6}"
+                             f"{100 * ly['activity']:>9.2f}%{100 * ly['listed_fraction']:>8.2f}%"
+                             f"{ly['spikes']:>11,}{ly['dropped_spikes']:>10,}{ly['dropped_candidates']:>15,}")
+            if any(ly["dropped_spikes"] for ly in self.layers):
+                lines.append("  note: some spike lists overflowed their capacity K; dropped spikes were not sent "
+                             "(raise max_activity/capacity to keep them).")
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
