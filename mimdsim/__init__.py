@@ -5,7 +5,12 @@ Pipeline: ``Network`` + ``ChipSpec`` -> compile (map, plan memory, lower) -> ``P
 -> engine (execution- or rate-driven) -> ``Report``.
 """
 from .arch import PRESETS, ChipSpec, SystemSpec, chip, system
-from .errors import CapacityOverflow, ConfigError, MimdsimError, OutOfTileMemory, UnsupportedModel
+from .compare import Comparison, compare
+from .errors import (CapacityOverflow, ConfigError, MimdsimError, OutOfDeviceMemory, OutOfTileMemory,
+                     UnsupportedModel)
+from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_gemm_cycles(...)
+from .gpu import GpuSpec, SystolicSpec, systolic
+from .gpu import gpu as gpu_spec
 from .optim import SGD, Adam
 from .simulate import Run, simulate
 from .snn import LIFParams, Network
@@ -15,5 +20,5 @@ __version__ = "0.1.0"
 __all__ = [
     "ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "Network", "LIFParams", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
-    "CapacityOverflow",
+    "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
 ]

@@ -67,8 +67,8 @@ def cmd_chips(args) -> int:
     return 0
 
 
-def cmd_simulate(args) -> int:
-    from .simulate import simulate
+def _model_and_run(args):
+    """The Network, system and simulate() keyword arguments that the model flags describe."""
     from .snn import Network
 
     net = Network.feedforward(args.layers, max_activity=args.max_activity, input_capacity=args.input_capacity,
@@ -79,13 +79,20 @@ def cmd_simulate(args) -> int:
     if args.execute:
         rng = np.random.default_rng(args.seed)
         rate = args.input_activity if args.input_activity is not None else args.max_activity / 2
-        x = (rng.random((args.timesteps, args.batch, args.layers[0])) < rate).astype(np.uint8)
-        y = rng.integers(0, args.layers[-1], args.batch)
-        run = simulate(net, system, inputs=x, labels=y, **kw)
+        kw["inputs"] = (rng.random((args.timesteps, args.batch, args.layers[0])) < rate).astype(np.uint8)
+        kw["labels"] = rng.integers(0, args.layers[-1], args.batch)
     else:
-        activity = args.activity if args.activity is not None else args.max_activity / 2
-        run = simulate(net, system, timesteps=args.timesteps, batch_size=args.batch, activity=activity,
-                       candidate_activity=args.candidate_activity, input_activity=args.input_activity, **kw)
+        kw.update(timesteps=args.timesteps, batch_size=args.batch,
+                  activity=args.activity if args.activity is not None else args.max_activity / 2,
+                  candidate_activity=args.candidate_activity, input_activity=args.input_activity)
+    return net, system, kw
+
+
+def cmd_simulate(args) -> int:
+    from .simulate import simulate
+
+    net, system, kw = _model_and_run(args)
+    run = simulate(net, system, **kw)
     print(run.report.format())
     if run.loss is not None:
         print(f"\n  loss {run.loss:.6f}; gradient norms " +
@@ -96,12 +103,45 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mimdsim", description="Simulate sparse SNN training on MIMD manycore chips.")
-    sub = p.add_subparsers(dest="command")
-    sub.add_parser("chips", help="list chip presets with their key figures").set_defaults(func=cmd_chips)
-    s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+def cmd_compare(args) -> int:
+    from .compare import compare
+
+    net, system, kw = _model_and_run(args)
+    result = compare(net, system, args.gpu, strategies=args.strategy, precision=args.precision,
+                     systolic=args.systolic, **kw)
+    print(result.format())
+    if args.json:
+        result.to_json(args.json)
+        print(f"\n  wrote {args.json}")
+    return 0
+
+
+def cmd_gpus(args) -> int:
+    from .gpu import spec as gpu_spec
+
+    print(f"{'preset':<11}{'SMs':>5}{'clock':>10}{'FP32':>9}{'TF32':>9}{'FP16':>9}{'BF16':>9}"
+          f"{'HBM':>9}{'HBM B/s':>11}{'L2':>8}  description")
+    for name in gpu_spec.PRESETS:
+        g = gpu_spec.gpu(name)
+        tf = lambda v: f"{v / 1e12:>6.1f} TF" if v else "     -   "  # noqa: E731
+        print(f"{name:<11}{g.sms:>5}{g.clock_hz / 1e9:>6.2f} GHz{tf(g.fp32_flops)}{tf(g.tf32_flops)}"
+              f"{tf(g.fp16_flops)}{tf(g.bf16_flops)}{g.hbm_bytes / 2**30:>5.0f} GiB{g.hbm_bytes_per_second / 1e12:>7.2f} TB/s"
+              f"{g.l2_bytes / 2**20:>5.0f} MiB  {gpu_spec.DESCRIPTIONS.get(name, '')}")
+    print("\nTensor-core figures are dense (no 2:4 sparsity). Sources in docs/gpu-model.md.")
+    return 0
+
+
+def _strategies(text):
+    from .gpu.kernels import STRATEGIES
+
+    vals = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [v for v in vals if v not in STRATEGIES]
+    if bad or not vals:
+        raise argparse.ArgumentTypeError(f"unknown strategy {bad or text!r}; choose from {', '.join(STRATEGIES)}")
+    return vals
+
+
+def _add_model_flags(s):
     s.add_argument("--layers", type=_int_list, default=_int_list(DEFAULT_LAYERS), help="layer sizes, input first")
     s.add_argument("--timesteps", type=int, default=100)
     s.add_argument("--batch", type=int, default=48)
@@ -126,7 +166,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-reserve-tile0", action="store_true", help="use tile 0 of the first chip too")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .gpu.kernels import STRATEGIES
+
+    p = argparse.ArgumentParser(prog="mimdsim", description="Simulate sparse SNN training on MIMD manycore chips.")
+    sub = p.add_subparsers(dest="command")
+    sub.add_parser("chips", help="list chip presets with their key figures").set_defaults(func=cmd_chips)
+    sub.add_parser("gpus", help="list GPU presets with their key figures").set_defaults(func=cmd_gpus)
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt)
+    _add_model_flags(s)
     s.set_defaults(func=cmd_simulate)
+    c = sub.add_parser("compare", help="the same training step on the MIMD chip and on a GPU model",
+                       formatter_class=fmt)
+    _add_model_flags(c)
+    c.add_argument("--gpu", default="a100-40gb", help="GPU preset (see `mimdsim gpus`)")
+    c.add_argument("--strategy", type=_strategies, default=list(STRATEGIES),
+                   help=f"GPU execution strategies, comma-separated: {', '.join(STRATEGIES)}")
+    c.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+                   help="GPU precision (the chip runs float32)")
+    c.add_argument("--systolic", default=None, metavar="ARRAY",
+                   help="also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)")
+    c.set_defaults(func=cmd_compare)
     return p
 
 

@@ -17,6 +17,10 @@ class UnsupportedModel(MimdsimError):
     """The model uses something mimdsim cannot simulate."""
 
 
+class OutOfDeviceMemory(MimdsimError):
+    """A GPU (or other device) model does not fit the device's memory."""
+
+
 class CapacityOverflow(MimdsimError):
     """A spike list overflowed its static capacity K and the run was asked to be strict."""
 

@@ -1,0 +1,118 @@
+"""The SNN training step as a list of GPU kernels, per execution strategy.
+
+Each :class:`Kernel` carries its FLOPs, HBM bytes and how many times it runs per step.
+The model knows no GPU here: only shapes, precisions and activities.
+
+Strategies (per layer l with n_in inputs and n outputs, T steps, batch B, e bytes/value):
+
+* ``per-step``  what TensorFlow/XLA or PyTorch run for a recurrent cell: per timestep and
+  layer a dense GEMM ``X[t] W`` and one fused element-wise neuron kernel; in the reverse
+  loop one element-wise surrogate kernel and the GEMMs ``X[t]^T dI`` and ``dI W^T``.
+* ``fused``     today's best practice (SpikingJelly multi-step, CUDA graphs): per layer one
+  GEMM over all T steps ``X[T*B, n_in] W``, one fused kernel that runs the neuron recurrence
+  over time, and in the backward pass one reverse scan and two T-folded GEMMs.
+* ``sparse``    per-step with sparse kernels: the binary spike tensor is compacted
+  (dense -> index list) and multiplied as a sparse matrix (row gather, CUDA cores); the
+  weight gradient is a sparse outer product; ``dI W^T`` stays dense.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STRATEGIES = ("per-step", "fused", "sparse")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    phase: str  # forward, backward, update
+    kind: str  # matrix (tensor cores / GEMM), vector (element-wise), gather (sparse, CUDA cores)
+    flops: float
+    nbytes: float
+    count: int  # launches per training step
+    dims: tuple = ()  # (m, n, k) of a GEMM C[m, n] = A[m, k] B[k, n]
+
+
+def _gemm(name, phase, m, n, k, e, count):
+    """C[m, n] = A[m, k] B[k, n]: 2mnk FLOPs; reads A and B, writes C."""
+    return Kernel(name, phase, "matrix", 2.0 * m * n * k, e * (m * k + k * n + m * n), count, (m, n, k))
+
+
+def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None, optimizer="adam"):
+    """Kernels of one training step of a feed-forward SNN (input first in ``sizes``).
+
+    ``activity[l]`` (l = 0 for the input) is the spike fraction per step, used by the
+    sparse strategy only (nnz = activity * B * n per step).
+    """
+    T, B = int(timesteps), int(batch)
+    L = len(sizes) - 1
+    ks: list[Kernel] = []
+    if strategy not in STRATEGIES:
+        raise ValueError(strategy)
+    for l in range(1, L + 1):
+        n_in, n = sizes[l - 1], sizes[l]
+        if strategy == "fused":
+            ks.append(_gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
+            # recurrence over T inside one kernel: reads I, writes U history and S
+            ks.append(Kernel(f"L{l}.fwd_neuron_scan", "forward", "vector", 6.0 * T * B * n, e * 3 * T * B * n, 1))
+        else:
+            if strategy == "per-step":
+                ks.append(_gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
+            else:
+                nnz = activity[l - 1] * B * n_in
+                # compaction: read the dense spike tensor, write ids (4 B) and row offsets
+                ks.append(Kernel(f"L{l}.fwd_to_sparse", "forward", "vector", 2.0 * B * n_in,
+                                 e * B * n_in + 4 * (nnz + B + 1), T))
+                ks.append(Kernel(f"L{l}.fwd_spmm", "forward", "gather", 2.0 * nnz * n,
+                                 e * (nnz * n + B * n) + 4 * (nnz + B + 1), T))
+            # U = a U (1 - R) + c(1 - a) I; S = U > theta: reads U, I; writes U, history, S
+            ks.append(Kernel(f"L{l}.fwd_neuron", "forward", "vector", 6.0 * B * n, e * 5 * B * n, T))
+    # readout: spike counts over time and softmax cross-entropy
+    n_out = sizes[-1]
+    ks.append(Kernel("loss.counts", "forward", "vector", 1.0 * T * B * n_out, e * (T + 1) * B * n_out, 1))
+    ks.append(Kernel("loss.softmax_ce", "forward", "vector", 10.0 * B * n_out, e * 3 * B * n_out, 1))
+    for l in range(L, 0, -1):
+        n_in, n = sizes[l - 1], sizes[l]
+        if strategy == "fused":
+            ks.append(Kernel(f"L{l}.bwd_neuron_scan", "backward", "vector", 10.0 * T * B * n, e * 3 * T * B * n, 1))
+            ks.append(_gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, T * B, e, 1))
+            if l > 1:
+                ks.append(_gemm(f"L{l}.bwd_input_gemm", "backward", T * B, n_in, n, e, 1))
+            continue
+        # surrogate, carry and dI: reads U history, dS, dU; writes dU, dI
+        ks.append(Kernel(f"L{l}.bwd_neuron", "backward", "vector", 10.0 * B * n, e * 5 * B * n, T))
+        if strategy == "per-step":
+            # dW += X[t]^T dI[t]: the accumulation reads and writes dW
+            k = _gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, B, e, T)
+            ks.append(Kernel(k.name, k.phase, k.kind, k.flops, k.nbytes + e * n_in * n, T, k.dims))
+        else:
+            nnz = activity[l - 1] * B * n_in
+            ks.append(Kernel(f"L{l}.bwd_wgrad_scatter", "backward", "gather", 2.0 * nnz * n,
+                             e * (2 * nnz * n + B * n) + 4 * (nnz + B + 1), T))
+        if l > 1:
+            ks.append(_gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T))
+    for l in range(1, L + 1):
+        p = sizes[l - 1] * sizes[l]
+        if optimizer == "adam":  # reads w, g, m, v; writes w, m, v
+            ks.append(Kernel(f"L{l}.adam", "update", "vector", 12.0 * p, e * 7 * p, 1))
+        else:  # reads w, g; writes w
+            ks.append(Kernel(f"L{l}.sgd", "update", "vector", 2.0 * p, e * 3 * p, 1))
+    return ks
+
+
+def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam") -> dict:
+    """Bytes the step keeps on the device, by category."""
+    T, B = int(timesteps), int(batch)
+    params = sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    neurons = sum(sizes[1:])
+    mem = {
+        "weights": e * params,
+        "gradients": e * params,
+        "optimizer": (2 * e * params) if optimizer == "adam" else 0,
+        "inputs": e * T * B * sizes[0],
+        # BPTT keeps membrane and spikes of every step and layer
+        "activations": 2 * e * T * B * neurons,
+        # the largest per-layer temporary: I (and dI) over the folded steps, or one step's
+        "workspace": e * (2 * T * B if strategy == "fused" else 2 * B) * max(sizes[1:]),
+    }
+    return {k: int(v) for k, v in mem.items()}

@@ -1,0 +1,282 @@
+"""GPU specifications: every constant of the SIMD (GPU) cost model, with presets.
+
+Hardware knows no model. Each field's value per preset and its source are listed in
+``docs/gpu-model.md`` ("GPU specifications"). Peak rates are NVIDIA's published
+figures: CUDA-core (non-tensor) peaks, and *dense* tensor-core peaks (never the 2:4
+structured-sparsity figures). The overheads, latency floors and efficiency curves are
+named parameters with documented defaults (measured for the A100 and applied to every
+preset as an assumption), never hidden constants.
+
+Units: FLOP/s, bytes, bytes per second (decimal: 1 GB/s = 1e9 B/s), seconds, Hz.
+Capacities (HBM, L2, shared memory) are binary: NVIDIA's "40 GB" is 40 GiB.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import numbers
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+
+KiB = 1024
+MiB = 1024 ** 2
+GiB = 1024 ** 3
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+BYTES_PER_ELEMENT = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}  # tf32 is stored as fp32
+
+# Default efficiency curves: (minimum size, fraction of peak reached), largest threshold
+# first, the last threshold 0. Calculon's A100 system file (CALC in hardware.md).
+MATRIX_EFFICIENCY = ((128e9, 0.95), (16e9, 0.90), (1e9, 0.60), (0.0, 0.10))  # by FLOPs per GEMM
+VECTOR_EFFICIENCY = ((16e9, 0.95), (1e9, 0.5), (0.0, 0.1))  # by FLOPs per element-wise kernel
+HBM_EFFICIENCY = ((100e6, 0.90), (10e6, 0.75), (1e6, 0.60), (0.0, 0.30))  # by bytes per kernel
+
+
+def _is_number(v) -> bool:
+    """A real number (numpy scalars included), not a bool."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU: peak rates of its CUDA cores and tensor cores, HBM, caches, and the
+    launch overheads and latency floors that dominate small kernels.
+
+    ``matrix_flops(precision)`` is the peak a GEMM can reach; ``vector_flops(precision)``
+    the peak of an element-wise kernel. ``efficiency(curve, x)`` reads an efficiency curve.
+    """
+
+    name: str
+    sms: int
+    clock_hz: float  # max boost clock (the CUDA-core peaks' clock; see docs for H100's tensor clock)
+    fp32_flops: float  # CUDA-core FP32 peak (non-tensor)
+    fp16_vector_flops: float  # CUDA-core FP16 peak (non-tensor), element-wise kernels in half precision
+    tf32_flops: float | None  # dense tensor-core TF32 peak; None where unsupported (V100)
+    fp16_flops: float  # dense tensor-core FP16 peak (no 2:4 sparsity)
+    bf16_flops: float | None  # dense tensor-core BF16 peak; None where unsupported (V100)
+    hbm_bytes: int
+    hbm_bytes_per_second: float
+    l2_bytes: int
+    smem_per_sm_bytes: int  # max shared memory per SM (the largest carveout)
+    launch_overhead_s: float = 4e-6  # per kernel launched outside a CUDA graph (launch + sync, ~4-6.5 us)
+    graph_node_overhead_s: float = 0.6e-6  # per kernel inside a CUDA graph
+    graph_launch_s: float = 15e-6  # per graph launch
+    gemm_floor_s: float = 7e-6  # latency floor of a small GEMM (7-20 us)
+    vector_floor_s: float = 2e-6  # latency floor of a small element-wise kernel (unknown; assumption)
+    matrix_efficiency: tuple = MATRIX_EFFICIENCY  # (min FLOPs, efficiency), CALC A100
+    vector_efficiency: tuple = VECTOR_EFFICIENCY  # (min FLOPs, efficiency), CALC A100
+    hbm_efficiency: tuple = HBM_EFFICIENCY  # (min bytes, efficiency), CALC A100
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError(f"GPU name={self.name!r} must be a non-empty string")
+        for name in ("sms", "hbm_bytes", "l2_bytes", "smem_per_sm_bytes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(
+                    f"GPU {self.name!r}: {name}={v!r} must be an integer >= 1; "
+                    f"pass e.g. gpu({self.name!r}, {name}={_example(self.name, name)})")
+        for name in ("clock_hz", "fp32_flops", "fp16_vector_flops", "fp16_flops", "hbm_bytes_per_second",
+                     "tf32_flops", "bf16_flops"):
+            v = getattr(self, name)
+            if v is None and name in ("tf32_flops", "bf16_flops"):
+                continue  # the GPU lacks this tensor-core format
+            if not _is_number(v) or not math.isfinite(v) or v <= 0:
+                optional = " (or None where the GPU lacks it)" if name in ("tf32_flops", "bf16_flops") else ""
+                raise ConfigError(
+                    f"GPU {self.name!r}: {name}={v!r} must be a positive finite number{optional}; "
+                    f"pass e.g. gpu({self.name!r}, {name}={_example(self.name, name):g})")
+        for name in ("launch_overhead_s", "graph_node_overhead_s", "graph_launch_s", "gemm_floor_s",
+                     "vector_floor_s"):
+            v = getattr(self, name)
+            if not _is_number(v) or not math.isfinite(v) or v < 0:
+                raise ConfigError(
+                    f"GPU {self.name!r}: {name}={v!r} must be a finite number of seconds >= 0; "
+                    f"pass e.g. gpu({self.name!r}, {name}={_example(self.name, name):g})")
+        for name in ("matrix_efficiency", "vector_efficiency", "hbm_efficiency"):
+            # Stored as a tuple of (float, float) so the spec stays hashable and a curve read
+            # back from JSON (lists) compares equal to the preset's.
+            object.__setattr__(self, name, _check_curve(self.name, name, getattr(self, name)))
+
+    # Peak rates by precision.
+    @property
+    def matrix_precisions(self) -> tuple[str, ...]:
+        """Precisions ``matrix_flops`` accepts on this GPU."""
+        return tuple(p for p in PRECISIONS if p == "fp32" or getattr(self, f"{p}_flops") is not None)
+
+    def matrix_flops(self, precision: str) -> float:
+        """Peak FLOP/s of a GEMM in ``precision``: 'fp32' runs on the CUDA cores (no tensor
+        cores); 'tf32', 'fp16' and 'bf16' on the tensor cores (dense peak)."""
+        _check_precision(precision)
+        if precision == "fp32":
+            return self.fp32_flops
+        peak = getattr(self, f"{precision}_flops")
+        if peak is None:
+            raise ConfigError(
+                f"GPU {self.name!r} has no {precision} tensor cores; its matrix precisions are "
+                f"{', '.join(self.matrix_precisions)}. Choose one of those, or another GPU "
+                f"({', '.join(p for p in PRESETS if PRESETS[p].get(f'{precision}_flops'))}), "
+                f"or model a hypothetical one with gpu({self.name!r}, {precision}_flops=...)")
+        return peak
+
+    def vector_flops(self, precision: str) -> float:
+        """Peak FLOP/s of an element-wise kernel on the CUDA cores: fp32 (and tf32, which is
+        stored and computed element-wise as fp32) at ``fp32_flops``; fp16 and bf16 at
+        ``fp16_vector_flops``. bf16 needs a GPU with bf16 support."""
+        _check_precision(precision)
+        if precision in ("fp32", "tf32"):
+            return self.fp32_flops
+        if precision == "bf16" and self.bf16_flops is None:
+            raise ConfigError(
+                f"GPU {self.name!r} has no bf16 arithmetic; its precisions are "
+                f"{', '.join(self.matrix_precisions)}. Use 'fp16' or 'fp32' on this GPU, or pick one "
+                f"with bf16 ({', '.join(p for p in PRESETS if PRESETS[p].get('bf16_flops'))})")
+        return self.fp16_vector_flops
+
+    @staticmethod
+    def efficiency(curve, x: float) -> float:
+        """Fraction of peak reached by an operation of size ``x`` (FLOPs or bytes): the
+        efficiency of the first ``(threshold, efficiency)`` with ``x >= threshold``.
+        ``curve`` is sorted by descending threshold and ends at threshold 0."""
+        if not _is_number(x) or math.isnan(x) or x < 0:
+            raise ConfigError(f"efficiency lookup at size {x!r}; a size must be a number >= 0")
+        for threshold, eff in curve:
+            if x >= threshold:
+                return eff
+        raise ConfigError(f"efficiency curve {curve!r} has no entry for size {x!r}; end it at threshold 0")
+
+    @staticmethod
+    def bytes_per_element(precision: str) -> int:
+        """Storage bytes of one element: fp32/tf32 -> 4, fp16/bf16 -> 2."""
+        _check_precision(precision)
+        return BYTES_PER_ELEMENT[precision]
+
+    def replace(self, **overrides) -> "GpuSpec":
+        return _replace(self, overrides)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _check_precision(precision) -> None:
+    if precision not in PRECISIONS:
+        close = difflib.get_close_matches(str(precision).lower(), PRECISIONS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}.{hint}")
+
+
+def _check_curve(gpu_name: str, field: str, curve) -> tuple:
+    fix = f"e.g. gpu({gpu_name!r}, {field}={_default_curve(field)!r})"
+    where = f"GPU {gpu_name!r}: {field}={curve!r}"
+    if isinstance(curve, (str, bytes)) or not hasattr(curve, "__iter__"):
+        raise ConfigError(f"{where} must be a sequence of (threshold, efficiency) pairs; pass {fix}")
+    pairs = []
+    for item in curve:
+        try:
+            threshold, eff = item
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: entry {item!r} is not a (threshold, efficiency) pair; pass {fix}") from None
+        if not _is_number(threshold) or not math.isfinite(threshold) or threshold < 0:
+            raise ConfigError(f"{where}: threshold {threshold!r} must be a finite number >= 0; pass {fix}")
+        if not _is_number(eff) or not math.isfinite(eff) or not 0 < eff <= 1:
+            raise ConfigError(f"{where}: efficiency {eff!r} must lie in (0, 1]; pass {fix}")
+        pairs.append((float(threshold), float(eff)))
+    if not pairs:
+        raise ConfigError(f"{where} is empty; it needs at least the entry (0, efficiency); pass {fix}")
+    for (t0, _), (t1, _) in zip(pairs, pairs[1:]):
+        if not t1 < t0:
+            raise ConfigError(
+                f"{where}: thresholds must strictly descend, but {t1:g} follows {t0:g}; "
+                f"list the largest threshold first; pass {fix}")
+    if pairs[-1][0] != 0:
+        raise ConfigError(
+            f"{where} ends at threshold {pairs[-1][0]:g}; it must end at threshold 0 so every size has "
+            f"an efficiency; pass {fix}")
+    return tuple(pairs)
+
+
+def _default_curve(field: str) -> tuple:
+    return {"matrix_efficiency": MATRIX_EFFICIENCY, "vector_efficiency": VECTOR_EFFICIENCY,
+            "hbm_efficiency": HBM_EFFICIENCY}[field]
+
+
+_A100 = dict(
+    sms=108, clock_hz=1.41e9,
+    fp32_flops=19.5e12, fp16_vector_flops=78e12,
+    tf32_flops=156e12, fp16_flops=312e12, bf16_flops=312e12,
+    l2_bytes=40 * MiB, smem_per_sm_bytes=164 * KiB,
+)
+# H100 SXM5 and H200 SXM share the GH100 die and its compute figures (H100 whitepaper
+# Table 3 / datasheets; tensor figures dense, i.e. half the datasheets' sparsity figures).
+_GH100_SXM = dict(
+    sms=132, clock_hz=1.98e9,
+    fp32_flops=66.9e12, fp16_vector_flops=133.8e12,
+    tf32_flops=494.7e12, fp16_flops=989.4e12, bf16_flops=989.4e12,
+    l2_bytes=50 * MiB, smem_per_sm_bytes=228 * KiB,
+)
+
+PRESETS: dict[str, dict] = {
+    "a100-40gb": dict(_A100, hbm_bytes=40 * GiB, hbm_bytes_per_second=1555e9),
+    "a100-80gb": dict(_A100, hbm_bytes=80 * GiB, hbm_bytes_per_second=2039e9),
+    "v100": dict(
+        sms=80, clock_hz=1.53e9,
+        fp32_flops=15.7e12, fp16_vector_flops=31.4e12,
+        tf32_flops=None, fp16_flops=125e12, bf16_flops=None,
+        hbm_bytes=32 * GiB, hbm_bytes_per_second=900e9,
+        l2_bytes=6 * MiB, smem_per_sm_bytes=96 * KiB,
+    ),
+    "h100": dict(_GH100_SXM, hbm_bytes=80 * GiB, hbm_bytes_per_second=3.35e12),
+    "h200": dict(_GH100_SXM, hbm_bytes=141 * GiB, hbm_bytes_per_second=4.8e12),
+}
+
+DESCRIPTIONS = {
+    "a100-40gb": "NVIDIA A100 SXM4 40 GB (Ampere GA100, 108 SMs, HBM2)",
+    "a100-80gb": "NVIDIA A100 SXM4 80 GB (Ampere GA100, 108 SMs, HBM2e)",
+    "v100": "NVIDIA Tesla V100 SXM2 32 GB (Volta GV100, 80 SMs, HBM2)",
+    "h100": "NVIDIA H100 SXM5 80 GB (Hopper GH100, 132 SMs, HBM3)",
+    "h200": "NVIDIA H200 SXM 141 GB (Hopper GH100, 132 SMs, HBM3e)",
+}
+
+
+def gpu_description(name: str) -> str:
+    return DESCRIPTIONS.get(name, "")
+
+
+def _example(gpu_name: str, field: str):
+    """A valid value of ``field`` for error messages: the preset's own, else the default preset's."""
+    value = PRESETS.get(gpu_name, {}).get(field)
+    return value if value is not None else getattr(_REFERENCE, field)
+
+
+def _replace(spec: GpuSpec, overrides: dict) -> GpuSpec:
+    names = [f.name for f in dataclasses.fields(spec)]
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        hints = []
+        for u in unknown:
+            close = difflib.get_close_matches(str(u), names, n=1)
+            if close:
+                hints.append(f"{u!r} -> {close[0]!r}")
+        hint = f" Did you mean {', '.join(hints)}?" if hints else ""
+        raise ConfigError(
+            f"unknown GPU field(s) {unknown}; valid fields: {', '.join(sorted(names))}.{hint}")
+    return dataclasses.replace(spec, **overrides)
+
+
+def gpu(name: str | GpuSpec = "a100-40gb", **overrides) -> GpuSpec:
+    """A GPU preset with any field overridden: ``gpu("a100-40gb", hbm_bytes_per_second=1e12)``."""
+    if isinstance(name, GpuSpec):
+        return name.replace(**overrides) if overrides else name
+    if name not in PRESETS:
+        key = str(name).lower()
+        close = [p for p in PRESETS if key and p.startswith(key)] or \
+            difflib.get_close_matches(key, PRESETS, n=1)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ConfigError(f"unknown GPU {name!r}; presets are {', '.join(PRESETS)}.{hint}")
+    base = GpuSpec(name=name, **PRESETS[name])
+    return base.replace(**overrides) if overrides else base
+
+
+_REFERENCE = GpuSpec(name="a100-40gb", **PRESETS["a100-40gb"])
