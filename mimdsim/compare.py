@@ -89,6 +89,10 @@ class Comparison:
                      + "".join(f"{v:>{w - 1}.2f}x" for v in sp.values()))
         for s, why in self.refused.items():
             lines.append(f"  {s}: refused: {why}")
+        precisions = {r.placement["precision"] for r in self.gpu.values()}
+        if "fp32" in precisions:
+            lines.append("  note: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
+                         "cores for float32 matmuls on Ampere and later: try --precision tf32 (docs/validation.md)")
         return "\n".join(lines)
 
 

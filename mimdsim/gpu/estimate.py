@@ -84,14 +84,16 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
                 raise ConfigError(f"activity value {a!r} must be a fraction in [0, 1]")
     e = spec.bytes_per_element(precision)
 
-    memory = device_memory(sizes, timesteps, batch_size, strategy=strategy, e=e, optimizer=optimizer)
+    memory = device_memory(sizes, timesteps, batch_size, strategy=strategy, e=e, optimizer=optimizer,
+                           activity=acts)
     used = sum(memory.values())
     if check_memory and used > spec.hbm_bytes:
+        halves = [p for p in ("fp16", "bf16") if p in spec.matrix_precisions]
+        hint = "Lower the batch or timesteps" + (f", or use {' or '.join(halves)}" if e == 4 and halves else "")
         raise OutOfDeviceMemory(
             f"{describe_sizes(sizes)} with T={timesteps}, B={batch_size} needs {used:,} B on {spec.name} "
             f"but it has {spec.hbm_bytes:,} B ("
-            + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v)
-            + "). Lower the batch or timesteps, or use fp16/bf16.")
+            + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
 
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
                                     activity=acts, optimizer=optimizer)

@@ -100,8 +100,8 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     return ks
 
 
-def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam") -> dict:
-    """Bytes the step keeps on the device, by category."""
+def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam", activity=None) -> dict:
+    """Bytes the step keeps on the device, by category (``activity`` as for the kernels)."""
     T, B = int(timesteps), int(batch)
     params = sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
     neurons = sum(sizes[1:])
@@ -115,4 +115,6 @@ def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam") -> 
         # the largest per-layer temporary: I (and dI) over the folded steps, or one step's
         "workspace": e * (2 * T * B if strategy == "fused" else 2 * B) * max(sizes[1:]),
     }
+    if strategy == "sparse":  # the forward pass's index lists (4 B ids + row offsets) are kept for the backward pass
+        mem["sparse_indices"] = sum(4 * T * (activity[l] * B * sizes[l] + B + 1) for l in range(len(sizes) - 1))
     return {k: int(v) for k, v in mem.items()}

@@ -22,6 +22,8 @@ SYSTOLIC_KINDS = ("array", "vector", "dram")
 
 def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, optimizer: str = "adam") -> Report:
     spec = array if isinstance(array, SystolicSpec) else systolic(array)
+    if optimizer not in ("sgd", "adam"):
+        raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
     for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ConfigError(f"{name}={v!r} must be a positive integer")
