@@ -6,6 +6,7 @@ counts drawn from the activity, no numerics. Both cost the same program the same
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,16 @@ def _check_inputs(net: Network, inputs, labels):
     return x, y.astype(np.int64)
 
 
+@functools.lru_cache(maxsize=16)
+def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer):
+    """Compile and check once per shape: programs are static and runs never modify them."""
+    program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
+                              neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
+                              optimizer=optimizer)
+    check_fits(program)
+    return program
+
+
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False) -> Run:
@@ -97,10 +108,11 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
             raise ConfigError("rate-driven simulate needs timesteps=, batch_size= and activity= "
                               "(or pass inputs= and labels= for an execution-driven run)")
         T, B = timesteps, batch_size
-    program = compile_program(net.sizes, net.capacities, system, timesteps=T, batch_size=B,
-                              neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
-                              optimizer=opt_kind)
-    check_fits(program)
+    for name, v in (("timesteps", T), ("batch_size", B), ("neurons_per_tile", neurons_per_tile)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise ConfigError(f"{name}={v!r} must be a positive integer")
+    program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
+                        opt_kind)
     L = net.num_layers
     if execution:
         source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
