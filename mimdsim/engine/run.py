@@ -16,7 +16,14 @@ from .cost import STATIC, vertex_cycles
 from .fabric import exchange_cost, sync_cost
 
 
-def run_program(program: Program, source) -> Report:
+def run_program(program: Program, source, *, timeline: list | None = None, progress=None) -> Report:
+    """Run ``program`` against ``source``.
+
+    ``timeline``: if a list is given, one record per superstep execution is appended
+    (name, phase, t, compute, exchange, sync, host cycles and the slowest tile's compute per
+    layer tile range) — what a trace is drawn from. ``progress(done, total)`` is called after
+    every loop iteration.
+    """
     system = program.system
     tile = Tile.of(system.chip)
     n_tiles = system.tiles
@@ -60,13 +67,26 @@ def run_program(program: Program, source) -> Report:
         rec["host"] += host
         rec["sync"] += sync
         tile_compute[:] += tile_cycles
+        if timeline is not None:
+            timeline.append({"name": step.name, "phase": step.phase, "t": t, "compute": compute,
+                             "exchange": exch, "sync": sync, "host": host,
+                             "group_compute": np.maximum.reduceat(tile_cycles, group_starts)})
 
+    # tile groups for the timeline: [0, first layer), each layer's range, the rest
+    bounds = [0] + [p.first_tile for p in program.layout.layers] + [program.layout.layers[-1].first_tile
+                                                                      + program.layout.layers[-1].tiles]
+    group_starts = np.unique(np.array([b for b in bounds if b < n_tiles], dtype=np.int64))
+    total = sum(s.count for s in program.schedule if isinstance(s, Loop))
+    done = 0
     for step in program.schedule:
         if isinstance(step, Loop):
             steps = range(step.count - 1, -1, -1) if step.reverse else range(step.count)
             for t in steps:
                 for s in step.body:
                     execute(s, t)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
         else:
             execute(step, None)
 
