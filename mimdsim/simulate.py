@@ -78,7 +78,8 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
-             neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False) -> Run:
+             neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
+             progress=None) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -88,6 +89,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
       ``activity`` per neuron layer (one number or a list), ``candidate_activity``
       (default: = activity) and ``input_activity`` (default: = activity of layer 1).
     ``strict=True`` raises :class:`CapacityOverflow` if any spike list overflowed.
+    ``timeline`` (a list) receives one record per superstep execution, for traces;
+    ``progress(done, total)`` is called after every timestep of the loops.
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
@@ -122,7 +125,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         inp = _per_layer("input_activity", act[0] if input_activity is None else input_activity, 1)
         source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
-    report = run_program(program, source)
+    report = run_program(program, source, timeline=timeline, progress=progress)
     if strict:
         from .errors import CapacityOverflow
         over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
