@@ -178,8 +178,11 @@ def _replace(spec, overrides: dict):
     names = {f.name for f in dataclasses.fields(spec)}
     unknown = sorted(set(overrides) - names)
     if unknown:
+        import difflib
+        close = difflib.get_close_matches(unknown[0], names, n=1)
+        hint = f"Did you mean {close[0]!r}? " if close else ""
         raise ConfigError(
-            f"unknown chip field(s) {unknown}; valid fields: {', '.join(sorted(names))}")
+            f"unknown chip field(s) {unknown}. {hint}Valid fields: {', '.join(sorted(names))}")
     return dataclasses.replace(spec, **overrides)
 
 

@@ -107,13 +107,13 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
         cycles[k.phase]["compute"] += run * hz
         cycles[k.phase]["launch"] += launch * hz
         kind = k.name.split(".", 1)[1] if "." in k.name else k.name
-        rec = steps.setdefault(kind, {"count": 0, "compute": 0.0, "launch": 0.0})
+        rec = steps.setdefault(kind, {"count": 0, "phase": k.phase, "compute": 0.0, "launch": 0.0})
         rec["count"] += k.count
         rec["compute"] += run * hz
         rec["launch"] += launch * hz
     if strategy == "fused":
         cycles["forward"]["launch"] += spec.graph_launch_s * hz
-        steps["graph_launch"] = {"count": 1, "compute": 0.0, "launch": spec.graph_launch_s * hz}
+        steps["graph_launch"] = {"count": 1, "phase": "forward", "compute": 0.0, "launch": spec.graph_launch_s * hz}
     del cycles["io"]
     notes = [f"strategy {strategy}, precision {precision}, {launches} kernel launches per step",
              "input transfer from the host is not modelled (assumed overlapped with compute)"]

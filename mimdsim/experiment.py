@@ -1,0 +1,201 @@
+"""Experiments as files: a TOML file holds the settings of one run (every CLI flag has its key).
+
+    [model]  layers = [2312, 978, 978, 976, 10]   timesteps = 100   batch = 48 ...
+    [run]    activity = 0.005   seed = 0 ...
+    [chip]   preset = "ipu-mk2"   chips = 1   [chip.set] sram_per_tile = 1248000
+    [gpu]    preset = "a100-40gb"  (present: the run is a comparison)
+    [output] json = "report.json"  csv = "..."  plot = "figures/"  trace = "trace.json"
+
+Errors name the file, the line and the key, and suggest the closest valid name.
+Relative output paths are taken relative to the experiment file.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+
+import numpy as np
+
+from .errors import ConfigError, MimdsimError
+from .settings import BY_KEY, SETTINGS, check_value
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\s\"]+?)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-.\s\"]+?)\s*=")
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """Line number (1-based) of every key and table header, by full dotted path."""
+    lines, table = {}, ""
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = _HEADER.match(line)
+        if m:
+            table = ".".join(p.strip().strip('"') for p in m.group(1).split("."))
+            lines.setdefault(table, i)
+            continue
+        m = _KEY.match(line)
+        if m and not line.lstrip().startswith("#"):
+            key = ".".join(p.strip().strip('"') for p in m.group(1).split("."))
+            lines.setdefault(f"{table}.{key}" if table else key, i)
+    return lines
+
+
+def _flatten(d: dict, prefix="") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and key not in BY_KEY:
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_experiment(path) -> tuple[dict, str]:
+    """Settings ``{key: value}`` (defaults filled in) and the command ('simulate' or 'compare')."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ConfigError(f"experiment file {path!r} not found (looked in {os.path.abspath(path)!r})")
+    with open(path, "rb") as f:
+        raw = f.read()
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}")
+    lines = key_lines(text)
+
+    def where(key):
+        line = lines.get(key) or min((n for k, n in lines.items() if k.startswith(key + ".")), default=None) \
+            or lines.get(key.rsplit(".", 1)[0], "?")
+        return f"{path}:{line}"
+    flat = _flatten(data)
+    values = {s.key: s.default for s in SETTINGS}
+    for key, value in flat.items():
+        if key not in BY_KEY:
+            close = difflib.get_close_matches(key, list(BY_KEY), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; valid keys: {', '.join(BY_KEY)}"
+            raise ConfigError(f"{where(key)}: unknown key {key!r}{hint}")
+        try:
+            values[key] = check_value(BY_KEY[key], value)
+        except (TypeError, ValueError) as e:
+            close = difflib.get_close_matches(str(value), BY_KEY[key].choices, n=1) if BY_KEY[key].choices else []
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{where(key)}: {e}{hint}")
+    if values["chip.set"]:
+        import dataclasses
+
+        from .arch import ChipSpec
+        fields = sorted(f.name for f in dataclasses.fields(ChipSpec) if f.name != "name")
+        for field in values["chip.set"]:
+            if field not in fields:
+                close = difflib.get_close_matches(field, fields, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; valid fields: {', '.join(fields)}"
+                raise ConfigError(f"{where('chip.set.' + field)}: unknown chip field {field!r}{hint}")
+    base = os.path.dirname(os.path.abspath(path))
+    for key in ("output.json", "output.csv", "output.plot", "output.trace"):
+        if values[key] and not os.path.isabs(values[key]):
+            values[key] = os.path.join(base, values[key])
+    values["_where"] = {key: where(key) for key in flat}
+    command = "compare" if any(k.startswith("gpu.") for k in flat) else "simulate"
+    return values, command
+
+
+def _build(values: dict):
+    from .arch import system
+    from .snn import Network
+
+    v = values
+    net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
+                              input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
+                              overflow=v["model.overflow"], seed=v["run.seed"], weight_scale=v["model.weight_scale"])
+    overrides = dict(v["chip.set"] or {})
+    if v["chip.tiles"] is not None:
+        overrides["tiles"] = v["chip.tiles"]
+    sys_spec = system(v["chip.preset"], chips=v["chip.chips"], **overrides)
+    kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
+    T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
+    if v["run.execute"]:
+        rng = np.random.default_rng(v["run.seed"])
+        rate = v["run.input_activity"] if v["run.input_activity"] is not None else v["model.max_activity"] / 2
+        kw["inputs"] = (rng.random((T, B, n_in)) < rate).astype(np.uint8)
+        kw["labels"] = rng.integers(0, n_out, B)
+    else:
+        kw.update(timesteps=T, batch_size=B,
+                  activity=v["run.activity"] if v["run.activity"] is not None else v["model.max_activity"] / 2,
+                  candidate_activity=v["run.candidate_activity"], input_activity=v["run.input_activity"])
+    return net, sys_spec, kw
+
+
+def _locate(values, error: MimdsimError) -> MimdsimError:
+    """Prefix an error about a preset with the file and line that chose it."""
+    where = values.get("_where")
+    if not where:
+        return error
+    msg = str(error)
+    for key, token in (("chip.preset", "chip"), ("gpu.preset", "GPU"), ("gpu.systolic", "systolic"),
+                       ("chip.set", "chip field")):
+        if key in where and f"unknown {token}" in msg:
+            return type(error)(f"{where[key]}: {msg}") if not hasattr(error, "tile") else error
+    return error
+
+
+def execute(values: dict, command: str, *, out=print):
+    """Run the settings (``simulate`` or ``compare``), print the table and write the outputs."""
+    from .report.outputs import write_outputs
+
+    try:
+        net, sys_spec, kw = _build(values)
+        progress = None if values["output.quiet"] else _progress_bar()
+        timeline = [] if values["output.trace"] else None
+        if command == "compare":
+            from .compare import compare
+            result = compare(net, sys_spec, values["gpu.preset"], strategies=values["gpu.strategies"],
+                             precision=values["gpu.precision"], systolic=values["gpu.systolic"],
+                             timeline=timeline, progress=progress, **kw)
+            run, gpu_reports = result.run, list(result.gpu.values())
+            text = result.format()
+        else:
+            from .simulate import simulate
+            run = simulate(net, sys_spec, timeline=timeline, progress=progress, **kw)
+            result, gpu_reports, text = run, [], run.report.format()
+        if progress is not None:
+            progress.close()
+    except MimdsimError as e:
+        raise _locate(values, e)
+    out(text)
+    if run.loss is not None:
+        out(f"\n  loss {run.loss:.6f}; gradient norms " + ", ".join(f"{np.linalg.norm(g):.3g}" for g in run.grads))
+    for line in write_outputs(values, run, result, gpu_reports, timeline):
+        out(line)
+    return result
+
+
+class _progress_bar:
+    """A progress callback drawn with tqdm when it is installed and stderr is a terminal."""
+
+    def __init__(self):
+        self.bar = None
+        if sys.stderr.isatty():
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=0, unit="step", leave=False, desc="simulating")
+            except ImportError:  # optional: pip install tqdm
+                self.bar = None
+
+    def __call__(self, done, total):
+        if self.bar is not None:
+            if self.bar.total != total:
+                self.bar.total = total
+            self.bar.n = done
+            self.bar.refresh()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,127 @@
+"""Figures with matplotlib (the ``plot`` extra): where the time goes and where memory sits.
+
+* per-tile heatmaps of compute cycles and SRAM bytes on the chip's tile grid (64 tile
+  columns: the C600 layout of 23 rows x 64 columns, RE in docs/cost-model.md; MK1's 1216
+  tiles make 19 rows); several chips are stacked top to bottom;
+* a stacked bar of cycles by kind for each phase, the MIMD chip beside each GPU strategy;
+* speedup curves for sweeps.
+Each figure is written as PNG and SVG.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import ConfigError
+
+TILE_COLUMNS = 64
+KIND_COLOURS = {"compute": "#4c72b0", "exchange": "#dd8452", "sync": "#55a868", "host": "#c44e52",
+                "launch": "#8172b3", "array": "#4c72b0", "vector": "#64b5cd", "dram": "#937860"}
+
+
+def _pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("plots need matplotlib: pip install 'mimdsim[plot]' (or pip install matplotlib)")
+    return plt
+
+
+def tile_grid(values: np.ndarray, tiles_per_chip: int) -> np.ndarray:
+    """Per-tile values laid out as [chips * rows, 64] (NaN where no tile exists)."""
+    chips = values.size // tiles_per_chip
+    rows = -(-tiles_per_chip // TILE_COLUMNS)
+    grid = np.full((chips, rows * TILE_COLUMNS), np.nan)
+    grid[:, :tiles_per_chip] = values.reshape(chips, tiles_per_chip)
+    return grid.reshape(chips * rows, TILE_COLUMNS)
+
+
+def _save(fig, folder, stem) -> list[str]:
+    paths = []
+    for ext in ("png", "svg"):
+        p = os.path.join(folder, f"{stem}.{ext}")
+        fig.savefig(p, dpi=110, bbox_inches="tight")
+        paths.append(p)
+    return paths
+
+
+def heatmap(folder, stem, values, tiles_per_chip, title, label, limit=None) -> list[str]:
+    plt = _pyplot()
+    grid = tile_grid(np.asarray(values, dtype=float), tiles_per_chip)
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.22 * grid.shape[0]))
+    im = ax.imshow(grid, cmap="viridis", aspect="auto", interpolation="nearest",
+                   vmin=0, vmax=limit if limit else None)
+    cb = fig.colorbar(im, ax=ax)
+    cb.set_label(label)
+    ax.set_xlabel("tile column")
+    ax.set_ylabel("tile row (chips top to bottom)")
+    ax.set_title(title)
+    paths = _save(fig, folder, stem)
+    plt.close(fig)
+    return paths
+
+
+def phase_bars(folder, stem, reports, title) -> list[str]:
+    """Stacked seconds by kind for each phase; one group of bars per report."""
+    plt = _pyplot()
+    phases = ["io", "forward", "backward", "update"]
+    fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(reports), 4))
+    width = 0.8 / len(phases)
+    seen = set()
+    for i, r in enumerate(reports):
+        for j, phase in enumerate(phases):
+            x = i + (j - (len(phases) - 1) / 2) * width
+            bottom = 0.0
+            for kind, cyc in r.cycles.get(phase, {}).items():
+                secs = cyc / r.clock_hz * 1e3
+                if secs <= 0:
+                    continue
+                ax.bar(x, secs, width * 0.9, bottom=bottom, color=KIND_COLOURS.get(kind, "grey"),
+                       label=kind if kind not in seen else None)
+                seen.add(kind)
+                bottom += secs
+            if bottom > 0:
+                ax.text(x, bottom, phase[:3], ha="center", va="bottom", fontsize=7, rotation=90)
+    ax.set_xticks(range(len(reports)), [f"{r.architecture}\n{r.mode}" for r in reports], fontsize=8)
+    ax.set_ylabel("ms per training step")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    paths = _save(fig, folder, stem)
+    plt.close(fig)
+    return paths
+
+
+def plot_run(folder, run, gpu_reports=()) -> list[str]:
+    """The figures of one run (and its GPU comparison): heatmaps and phase bars."""
+    os.makedirs(folder, exist_ok=True)
+    r = run.report
+    tpc = run.program.system.chip.tiles
+    paths = heatmap(folder, "tile_compute_cycles", r.tile_compute_cycles, tpc,
+                    f"compute cycles per tile, {r.model} on {r.architecture}", "cycles per training step")
+    paths += heatmap(folder, "tile_memory_bytes", r.tile_memory_bytes, tpc,
+                     f"SRAM per tile, {r.model} on {r.architecture}", "bytes", limit=r.memory["tile_bytes_limit"])
+    paths += phase_bars(folder, "phases", [r, *gpu_reports], f"where the time goes: {r.model}")
+    return paths
+
+
+def speedup_curves(path_stem, x, curves: dict, xlabel, title, log=True) -> list[str]:
+    """``curves``: label -> y values over ``x`` (e.g. speedup per strategy over activity)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, y in curves.items():
+        ax.plot(x, y, marker="o", label=label)
+    if log:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("speedup")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    folder, stem = os.path.split(path_stem)
+    paths = _save(fig, folder or ".", stem)
+    plt.close(fig)
+    return paths

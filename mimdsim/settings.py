@@ -1,0 +1,178 @@
+"""Every run setting once: its TOML key, its command-line flag, its type, default and help.
+
+The CLI parsers and the experiment-file loader are both built from :data:`SETTINGS`, so a
+flag and its TOML key cannot drift apart.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, Callable
+
+DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # TOML key: "table.name"
+    flag: str  # command-line flag
+    kind: str  # int, float, str, bool, int_list, fraction_list, str_list, table
+    default: Any
+    help: str
+    choices: tuple = ()
+    commands: tuple = ("simulate", "compare")  # which commands take it
+
+    @property
+    def dest(self) -> str:
+        return self.key.replace(".", "_")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("model.layers", "--layers", "int_list", DEFAULT_LAYERS, "layer sizes, input first"),
+    Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
+    Setting("model.batch", "--batch", "int", 48, "batch size B"),
+    Setting("model.max_activity", "--max-activity", "float", 0.01, "sets each list's capacity K = even floor(a*n)"),
+    Setting("model.input_capacity", "--input-capacity", "int", None, "K of the input list (default: from max activity)"),
+    Setting("model.theta2", "--theta2", "float", 0.9, "gradient-candidate threshold"),
+    Setting("model.overflow", "--overflow", "str", "lowest-index", "spike-list overflow policy",
+            choices=("lowest-index", "random")),
+    Setting("model.weight_scale", "--weight-scale", "float", 1.0, "init std = scale / sqrt(fan-in)"),
+    Setting("run.execute", "--execute", "bool", False,
+            "execution-driven: real numerics on random input spikes (rate: input_activity)"),
+    Setting("run.activity", "--activity", "fraction_list", None,
+            "rate-driven spike fraction per step, one or per layer (default: max activity / 2)"),
+    Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
+            "rate-driven fraction of gradient candidates (default: = activity)"),
+    Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
+    Setting("run.seed", "--seed", "int", 0, "seed of weights, inputs and draws"),
+    Setting("run.neurons_per_tile", "--neurons-per-tile", "int", None, "default: smallest even count that fits"),
+    Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
+    Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)"),
+    Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip"),
+    Setting("chip.chips", "--chips", "int", 1, "chips in the system (whole layers per chip)"),
+    Setting("chip.set", "--set", "table", None, "override any chip field, e.g. --set sram_per_tile=1248000"),
+    Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`)", commands=("compare",)),
+    Setting("gpu.strategies", "--strategy", "str_list", ["per-step", "fused", "sparse"],
+            "GPU execution strategies, comma-separated", choices=("per-step", "fused", "sparse"),
+            commands=("compare",)),
+    Setting("gpu.precision", "--precision", "str", "fp32", "GPU precision (the chip runs float32)",
+            choices=("fp32", "tf32", "fp16", "bf16"), commands=("compare",)),
+    Setting("gpu.systolic", "--systolic", "str", None,
+            "also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)", commands=("compare",)),
+    Setting("output.json", "--json", "str", None, "write the full report as JSON"),
+    Setting("output.csv", "--csv", "str", None, "write one row per superstep (kernel) kind and phase"),
+    Setting("output.plot", "--plot", "str", None, "write figures (PNG and SVG) into this folder"),
+    Setting("output.trace", "--trace", "str", None, "write a Chrome/Perfetto trace-event JSON file"),
+    Setting("output.quiet", "--quiet", "bool", False, "no progress bar"),
+)
+
+BY_KEY = {s.key: s for s in SETTINGS}
+TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+              "int_list": "a list of integers", "fraction_list": "a number or a list of numbers",
+              "str_list": "a list of strings", "table": "a table of field = value"}
+
+
+def _int_list(text):
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers, e.g. "
+                                         + ",".join(map(str, DEFAULT_LAYERS)))
+    if len(vals) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at least an input and an output size")
+    return vals
+
+
+def _fraction_list(text):
+    try:
+        vals = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or comma-separated list of numbers")
+    return vals[0] if len(vals) == 1 else vals
+
+
+def _str_list(choices):
+    def parse(text):
+        vals = [v.strip() for v in text.split(",") if v.strip()]
+        bad = [v for v in vals if choices and v not in choices]
+        if bad or not vals:
+            raise argparse.ArgumentTypeError(f"unknown value {bad or text!r}; choose from {', '.join(choices)}")
+        return vals
+    return parse
+
+
+def _field_value(text):
+    """--set FIELD=VALUE for a ChipSpec field."""
+    import dataclasses
+    import difflib
+
+    from .arch import ChipSpec
+
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--set takes FIELD=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    fields = sorted(f.name for f in dataclasses.fields(ChipSpec) if f.name != "name")
+    if key.strip() not in fields:
+        close = difflib.get_close_matches(key.strip(), fields, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(fields)}"
+        raise argparse.ArgumentTypeError(f"unknown chip field {key.strip()!r}{hint}")
+    try:
+        num = float(value.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--set {key}: {value!r} is not a number")
+    return key.strip(), (int(num) if num == int(num) and "." not in value and "e" not in value.lower() else num)
+
+
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags of every setting that ``command`` takes."""
+    for s in SETTINGS:
+        if command not in s.commands:
+            continue
+        kw: dict[str, Any] = {"dest": s.dest, "help": s.help, "default": s.default}
+        if s.kind == "bool":
+            kw["action"] = argparse.BooleanOptionalAction
+        elif s.kind == "table":
+            kw.update(type=_field_value, action="append", metavar="FIELD=VALUE", default=None)
+        else:
+            kw["type"] = {"int": int, "float": float, "str": str, "int_list": _int_list,
+                          "fraction_list": _fraction_list, "str_list": _str_list(s.choices)}[s.kind]
+            if s.choices and s.kind == "str":
+                kw["choices"] = s.choices
+        parser.add_argument(s.flag, **kw)
+
+
+def values_from_args(args) -> dict:
+    """{TOML key: value} of the parsed arguments (``--set`` pairs become a dict)."""
+    out = {}
+    for s in SETTINGS:
+        if hasattr(args, s.dest):
+            v = getattr(args, s.dest)
+            out[s.key] = dict(v) if s.kind == "table" and v else v
+    return out
+
+
+def check_value(s: Setting, value) -> Any:
+    """Return the value if it has the setting's type, else raise TypeError naming what it should be."""
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    def is_num(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    ok = {
+        "int": is_int, "float": is_num, "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+        "int_list": lambda v: isinstance(v, list) and len(v) >= 2 and all(is_int(x) for x in v),
+        "fraction_list": lambda v: is_num(v) or (isinstance(v, list) and v and all(is_num(x) for x in v)),
+        "str_list": lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
+        "table": lambda v: isinstance(v, dict) and all(is_num(x) for x in v.values()),
+    }[s.kind]
+    if value is None and s.default is None:
+        return value
+    if not ok(value):
+        raise TypeError(f"{s.key} must be {TYPE_NAMES[s.kind]}, got {value!r}")
+    bad = [v for v in (value if isinstance(value, list) else [value]) if s.choices and v not in s.choices]
+    if bad:
+        raise ValueError(f"{s.key} = {bad[0]!r} is not one of {', '.join(s.choices)}")
+    return float(value) if s.kind == "float" else value
+
+
+Parse = Callable[[str], Any]

@@ -1,0 +1,101 @@
+"""Outputs: CSV rows, figures that are valid images, traces in the trace-event schema."""
+import csv
+import json
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+import pytest
+
+import mimdsim
+from mimdsim.cli import main
+from mimdsim.report.trace import build_trace
+
+pytest.importorskip("matplotlib")
+
+
+def _png_ok(path):
+    import matplotlib.image as mpimg
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    img = mpimg.imread(path)
+    assert img.ndim == 3 and img.shape[0] > 50 and img.shape[1] > 50
+
+
+def test_every_plot_renders_as_valid_images(tmp_path, capsys):
+    d = tmp_path / "fig"
+    assert main(["compare", "--layers", "300,200,10", "--timesteps", "8", "--batch", "8", "--tiles", "128",
+                 "--chips", "2", "--plot", str(d), "--quiet"]) == 0
+    names = {"tile_compute_cycles", "tile_memory_bytes", "phases"}
+    for n in names:
+        _png_ok(d / f"{n}.png")
+        assert ET.parse(d / f"{n}.svg").getroot().tag.endswith("svg")
+    from mimdsim.report.plots import speedup_curves
+    paths = speedup_curves(str(tmp_path / "speedup"), [0.01, 0.1], {"fused": [3.0, 1.0]}, "activity", "t")
+    _png_ok(paths[0])
+
+
+def test_csv_has_a_row_per_superstep_kind_and_phase(tmp_path):
+    p = tmp_path / "r.csv"
+    assert main(["compare", "--layers", "300,200,10", "--timesteps", "8", "--batch", "8", "--strategy", "fused",
+                 "--csv", str(p), "--quiet"]) == 0
+    rows = list(csv.DictReader(open(p)))
+    mimd = [r for r in rows if r["platform"] == "mimd"]
+    assert {r["step"] for r in mimd} >= {"io.inputs", "fwd.neuron", "bwd.neuron", "update.optimizer"}
+    assert {r["phase"] for r in mimd} == {"io", "forward", "backward", "update"}
+    fwd = [r for r in mimd if r["step"] == "fwd.neuron"][0]
+    assert int(fwd["count"]) == 8
+    assert float(fwd["total_cycles"]) == pytest.approx(float(fwd["compute"]) + float(fwd["exchange"])
+                                                       + float(fwd["sync"]) + float(fwd["host"]))
+    assert any(r["platform"] == "gpu" for r in rows)
+
+
+def _check_trace(trace):
+    assert isinstance(trace["traceEvents"], list)
+    slices = defaultdict(list)
+    for e in trace["traceEvents"]:
+        assert e["ph"] in ("X", "M", "C")
+        assert isinstance(e["pid"], int)
+        if e["ph"] == "X":
+            assert e["dur"] >= 0 and e["ts"] >= 0 and isinstance(e["name"], str)
+            slices[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"], e["name"]))
+        if e["ph"] == "C":
+            assert all(isinstance(v, (int, float)) for v in e["args"].values())
+    eps = 1e-3
+    for track, ss in slices.items():
+        ss.sort(key=lambda s: (s[0], -s[1]))
+        stack = []
+        for start, end, name in ss:
+            while stack and stack[-1][1] <= start + eps:
+                stack.pop()
+            if stack:  # must nest inside the enclosing slice
+                assert end <= stack[-1][1] + eps, f"{name} overlaps {stack[-1][2]} on {track}"
+            stack.append((start, end, name))
+    return slices
+
+
+def test_trace_is_valid_and_nested(tmp_path):
+    p = tmp_path / "t.json"
+    assert main(["simulate", "--layers", "300,200,100,10", "--timesteps", "6", "--batch", "8", "--tiles", "128",
+                 "--execute", "--input-activity", "0.1", "--weight-scale", "5", "--trace", str(p), "--quiet"]) == 0
+    trace = json.load(open(p))
+    slices = _check_trace(trace)
+    names = {n for ss in slices.values() for *_, n in ss}
+    assert {"forward", "backward", "sync", "exchange", "compute"} <= names
+    assert any(e["ph"] == "C" and e["name"] == "kept spikes" for e in trace["traceEvents"])
+    assert len({pid for pid, _ in slices}) >= 2  # system track + chip tile groups
+    assert trace["otherData"]["aggregated"] == "none"
+
+
+def test_long_runs_are_aggregated_and_bounded():
+    net = mimdsim.Network.feedforward([300, 200, 10])
+    timeline = []
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=400, batch_size=4, activity=0.02,
+                           timeline=timeline)
+    full = build_trace(run.program, timeline, run, keep=10**6)
+    small = build_trace(run.program, timeline, run, keep=5)
+    _check_trace(small)
+    assert len(small["traceEvents"]) < len(full["traceEvents"]) / 10
+    assert "390" in " ".join(small["otherData"]["aggregated"])
+    total = lambda tr: max(e["ts"] + e.get("dur", 0) for e in tr["traceEvents"] if e["ph"] == "X")  # noqa: E731
+    assert total(small) == pytest.approx(total(full), rel=1e-6)
+    assert total(full) == pytest.approx(run.report.seconds_per_step * 1e6, rel=1e-6)
