@@ -176,3 +176,18 @@ def check_value(s: Setting, value) -> Any:
 
 
 Parse = Callable[[str], Any]
+
+
+def reference_markdown() -> str:
+    """The CLI/TOML reference table (docs/reference.md is generated from it)."""
+    lines = ["| TOML key | flag | type | default | commands | meaning |", "|---|---|---|---|---|---|"]
+    for s in SETTINGS:
+        choices = f" ({', '.join(s.choices)})" if s.choices else ""
+        default = "—" if s.default is None else f"`{s.default}`"
+        lines.append(f"| `{s.key}` | `{s.flag}` | {TYPE_NAMES[s.kind]} | {default} | {', '.join(s.commands)} | "
+                     f"{s.help}{choices} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m mimdsim.settings > table for docs/reference.md
+    print(reference_markdown())

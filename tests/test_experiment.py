@@ -89,3 +89,9 @@ def test_key_lines_handles_tables_and_dotted_keys():
 def test_example_experiment_files_load(path):
     values, command = load_experiment(path)
     assert values["model.layers"][0] > 0 and command in ("simulate", "compare")
+
+
+def test_reference_doc_lists_every_setting():
+    from mimdsim.settings import reference_markdown
+    doc = open(os.path.join(HERE, "..", "docs", "reference.md")).read()
+    assert reference_markdown() in doc, "docs/reference.md is stale: regenerate with python -m mimdsim.settings"
