@@ -68,6 +68,42 @@ def cmd_gpus(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from .sweep import load_results, load_sweep, run_sweep
+
+    sweep = load_sweep(args.file)
+    total = len(sweep.points)
+    print(f"sweep {args.file}: {total} points ({sweep.mode}, {sweep.command}, "
+          f"{'execution' if sweep.execute else 'rate'}-driven) -> {sweep.results}")
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        try:
+            from tqdm import tqdm
+            bar = tqdm(unit="point", desc="sweep")
+        except ImportError:
+            bar = None
+
+    def progress(done, todo):
+        if bar is not None:
+            bar.total = todo
+            bar.n = done
+            bar.refresh()
+    computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
+                         progress=progress)
+    if bar is not None:
+        bar.close()
+    records = load_results(sweep.results)
+    errors = [r for r in records if r.get("status") == "error"]
+    print(f"computed {computed} new point(s); {len(records)} in {sweep.results}, {len(errors)} with errors")
+    for r in errors[:5]:
+        print(f"  error at {r['params']}: {r['error']}")
+    if args.plot:
+        from .sweep.plots import plot_sweep
+        for p in plot_sweep(sweep, records, args.plot):
+            print(f"  wrote {p}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mimdsim", description="Simulate sparse SNN training on MIMD manycore chips.")
     sub = p.add_subparsers(dest="command")
@@ -89,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", dest="output_trace", default=None, help="write a Perfetto trace")
     r.add_argument("--quiet", dest="output_quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_run)
+    w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable")
+    w.add_argument("file", help="sweep file (an experiment file plus [sweep] and [sweep.axes])")
+    w.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler (default: a LocalCluster)")
+    w.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: one per core)")
+    w.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
+    w.add_argument("--quiet", action="store_true", help="no progress bar")
+    w.set_defaults(func=cmd_sweep)
     return p
 
 

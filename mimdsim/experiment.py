@@ -57,8 +57,11 @@ def _flatten(d: dict, prefix="") -> dict:
     return out
 
 
-def load_experiment(path) -> tuple[dict, str]:
-    """Settings ``{key: value}`` (defaults filled in) and the command ('simulate' or 'compare')."""
+def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
+    """Settings ``{key: value}`` (defaults filled in) and the command ('simulate' or 'compare').
+
+    ``sweep=True`` accepts (and leaves to :mod:`mimdsim.sweep`) a ``[sweep]`` table.
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ConfigError(f"experiment file {path!r} not found (looked in {os.path.abspath(path)!r})")
@@ -75,6 +78,10 @@ def load_experiment(path) -> tuple[dict, str]:
         line = lines.get(key) or min((n for k, n in lines.items() if k.startswith(key + ".")), default=None) \
             or lines.get(key.rsplit(".", 1)[0], "?")
         return f"{path}:{line}"
+    if "sweep" in data and not sweep:
+        raise ConfigError(f"{path}:{lines.get('sweep', '?')}: this file has a [sweep] table: run it with "
+                          f"`mimdsim sweep {path}`")
+    data.pop("sweep", None)
     flat = _flatten(data)
     values = {s.key: s.default for s in SETTINGS}
     for key, value in flat.items():

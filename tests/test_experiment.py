@@ -87,6 +87,13 @@ def test_key_lines_handles_tables_and_dotted_keys():
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
 def test_example_experiment_files_load(path):
+    if "[sweep]" in open(path).read():
+        from mimdsim.sweep import load_sweep
+        sw = load_sweep(path)
+        assert sw.points and sw.base["model.layers"][0] > 0
+        with pytest.raises(ConfigError, match="run it with `mimdsim sweep"):
+            load_experiment(path)
+        return
     values, command = load_experiment(path)
     assert values["model.layers"][0] > 0 and command in ("simulate", "compare")
 

@@ -1,0 +1,157 @@
+"""Running a sweep: each point is a task, serially or on a Dask cluster; no lost work.
+
+Each finished point is appended to the results file (JSON lines: parameters, summary,
+versions, seed, or the error it raised) as soon as it completes; a re-run skips the points
+already in the file; a point that raises is recorded and the sweep goes on; a worker that
+dies has its points rescheduled by Dask's scheduler.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+import traceback
+
+from .spec import Sweep, point_id, point_values
+
+DISTRIBUTED_HINT = "for parallel sweeps install the extra: pip install \"mimdsim[distributed]\""
+
+
+def versions() -> dict:
+    import numba
+    import numpy
+
+    from .. import __version__
+    return {"mimdsim": __version__, "numpy": numpy.__version__, "numba": numba.__version__,
+            "python": platform.python_version()}
+
+
+def run_point(values: dict, command: str, params: dict) -> dict:
+    """Run one point; return its result record (never raises for a bad point)."""
+    from ..experiment import _build
+
+    rec = {"id": point_id(params), "params": params, "seed": values["run.seed"], "versions": versions()}
+    t0 = time.perf_counter()
+    try:
+        net, system, kw = _build(values)
+        if command == "compare":
+            from ..compare import compare
+            c = compare(net, system, values["gpu.preset"], strategies=values["gpu.strategies"],
+                        precision=values["gpu.precision"], systolic=values["gpu.systolic"], **kw)
+            report = c.mimd
+            rec["speedup"] = c.speedup
+            rec["gpu_samples_per_second"] = {s: r.samples_per_second for s, r in c.gpu.items()}
+            if c.refused:
+                rec["refused"] = c.refused
+        else:
+            from ..simulate import simulate
+            report = simulate(net, system, **kw).report
+        d = report.to_dict()
+        rec.update(status="ok", samples_per_second=d["samples_per_second"], seconds_per_step=d["seconds_per_step"],
+                   cycles={k: v for k, v in d["cycles"].items() if k != "by_phase"},
+                   max_tile_bytes=d["memory"]["max_tile_bytes"], tile_bytes_limit=d["memory"]["tile_bytes_limit"],
+                   activity=[ly["activity"] for ly in d["layers"]],
+                   dropped_spikes=sum(ly["dropped_spikes"] for ly in d["layers"]))
+    except Exception as e:  # a failing point is recorded, not fatal
+        rec.update(status="error", error=f"{type(e).__name__}: {e}",
+                   traceback=traceback.format_exc(limit=3))
+    rec["wall_seconds"] = time.perf_counter() - t0
+    return rec
+
+
+def load_results(path) -> list[dict]:
+    """The records of a results file (a truncated last line from an interrupted write is ignored)."""
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+    return out
+
+
+def results_dataframe(path):
+    """The results as a pandas DataFrame (parameters flattened into columns)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("results_dataframe needs pandas: pip install pandas") from None
+    rows = []
+    for r in load_results(path):
+        row = {**r["params"], **{k: v for k, v in r.items() if k not in ("params", "versions", "traceback")}}
+        for k, v in (r.get("speedup") or {}).items():
+            row[f"speedup.{k}"] = v
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _append(path, rec):
+    # a line cut off by an interrupted write must not swallow the next record
+    torn = False
+    if os.path.exists(path) and os.path.getsize(path):
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            torn = f.read(1) != b"\n"
+    with open(path, "a") as f:
+        f.write(("\n" if torn else "") + json.dumps(rec, default=float) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def pending(sweep: Sweep) -> list[dict]:
+    done = {r["id"] for r in load_results(sweep.results)}
+    out, seen = [], set()
+    for params in sweep.points:
+        pid = point_id(params)
+        if pid not in done and pid not in seen:
+            seen.add(pid)
+            out.append(params)
+    return out
+
+
+def run_serial(sweep: Sweep, *, limit=None, progress=None) -> int:
+    """Run the missing points one after another; returns how many were computed."""
+    todo = pending(sweep)[:limit]
+    for i, params in enumerate(todo, start=1):
+        _append(sweep.results, run_point(point_values(sweep, params), sweep.command, params))
+        if progress:
+            progress(i, len(todo))
+    return len(todo)
+
+
+def run_dask(sweep: Sweep, client, *, progress=None) -> int:
+    """Run the missing points as tasks on a dask.distributed client; returns how many were computed."""
+    from distributed import as_completed
+
+    todo = pending(sweep)
+    futures = [client.submit(run_point, point_values(sweep, p), sweep.command, p, key=f"point-{point_id(p)}",
+                             pure=False, retries=2) for p in todo]
+    for i, fut in enumerate(as_completed(futures), start=1):
+        _append(sweep.results, fut.result())
+        if progress:
+            progress(i, len(todo))
+    return len(todo)
+
+
+def run_sweep(sweep: Sweep, *, scheduler=None, workers=None, serial=False, progress=None, out=print) -> int:
+    """Run a sweep on Dask (a LocalCluster sized to the machine, or ``scheduler``) or serially."""
+    if serial:
+        return run_serial(sweep, progress=progress)
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        out(f"dask.distributed is not installed: running serially ({DISTRIBUTED_HINT})")
+        return run_serial(sweep, progress=progress)
+    if scheduler:
+        with Client(scheduler) as client:
+            return run_dask(sweep, client, progress=progress)
+    n = workers or os.cpu_count() or 1
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        return run_dask(sweep, client, progress=progress)

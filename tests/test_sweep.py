@@ -1,0 +1,146 @@
+"""Sweeps: Dask and serial runners agree point for point; no lost work; malformed files fail early."""
+import json
+import os
+import sys
+
+import pytest
+
+from mimdsim.cli import main
+from mimdsim.errors import ConfigError
+from mimdsim.sweep import load_results, load_sweep, run_dask, run_serial, run_sweep
+
+BASE = """
+[model]
+layers = [400, 300, 300, 20]
+timesteps = 30
+batch = 12
+max_activity = 0.05
+
+[chip]
+preset = "ipu-mk2"
+tiles = 512
+
+[sweep]
+results = "{results}"
+"""
+
+
+def _sweep(tmp_path, axes, extra="", name="s.toml", results="r.jsonl"):
+    p = tmp_path / name
+    p.write_text(BASE.format(results=results) + extra + "\n[sweep.axes]\n" + axes)
+    return str(p)
+
+
+GRID = '"run.activity" = [0.005, 0.01, 0.02, 0.03, 0.04]\n"chip.tiles" = {range = [256, 512, 64]}\n'
+
+
+def _summary(records):
+    keep = ("samples_per_second", "seconds_per_step", "cycles", "max_tile_bytes", "activity", "status", "params")
+    return {r["id"]: {k: r.get(k) for k in keep} for r in records}
+
+
+def test_grid_expansion_and_ids(tmp_path):
+    sw = load_sweep(_sweep(tmp_path, GRID))
+    assert len(sw.points) == 5 * 5 and sw.points[0] == {"run.activity": 0.005, "chip.tiles": 256}
+    assert {p["chip.tiles"] for p in sw.points} == {256, 320, 384, 448, 512}
+    assert sw.results == str(tmp_path / "r.jsonl") and sw.command == "simulate"
+
+
+def test_dask_matches_serial_point_for_point_and_survives_a_killed_worker(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    serial = load_sweep(_sweep(tmp_path, GRID, results="serial.jsonl"))
+    assert run_serial(serial) == 25
+    par = load_sweep(_sweep(tmp_path, GRID, results="dask.jsonl"))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        killed = []
+
+        def kill_one(done, total):
+            if done == 3 and not killed:
+                victim = sorted(client.scheduler_info()["workers"])[0]
+                try:
+                    client.run(os._exit, 1, workers=[victim])
+                except Exception:  # the worker dies before it can answer
+                    pass
+                killed.append(victim)
+        assert run_dask(par, client, progress=kill_one) == 25
+        assert killed
+    a, b = _summary(load_results(serial.results)), _summary(load_results(par.results))
+    assert len(a) == 25 and a == b
+    assert all(r["status"] == "ok" for r in a.values())
+
+
+def test_interrupted_sweep_reruns_only_missing_points(tmp_path):
+    path = _sweep(tmp_path, GRID)
+    sw = load_sweep(path)
+    assert run_serial(sw, limit=7) == 7  # as if interrupted after 7 points
+    with open(sw.results, "a") as f:
+        f.write('{"id": "truncated line')  # a write cut off by the interruption
+    assert run_serial(load_sweep(path)) == 25 - 7
+    assert run_serial(load_sweep(path)) == 0
+    recs = load_results(sw.results)
+    assert len(recs) == 25 and len({r["id"] for r in recs}) == 25
+
+
+def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
+    # a batch this large does not fit the tiles: those points fail with OutOfTileMemory
+    path = _sweep(tmp_path, '"model.batch" = [12, 4000]\n"run.activity" = [0.01, 0.02]\n')
+    sw = load_sweep(path)
+    assert run_serial(sw) == 4
+    recs = load_results(sw.results)
+    bad = [r for r in recs if r["status"] == "error"]
+    assert len(bad) == 2 and all("OutOfTileMemory" in r["error"] for r in bad)
+    assert all(r["params"]["model.batch"] == 4000 for r in bad)
+    assert {"mimdsim", "numpy", "numba"} <= set(recs[0]["versions"]) and recs[0]["seed"] == 0
+
+
+def test_random_and_zip_modes(tmp_path):
+    sw = load_sweep(_sweep(tmp_path, '"run.activity" = {loguniform = [0.001, 0.05]}\n"chip.tiles" = {choice = [256, 512]}\n',
+                           extra='mode = "random"\nsamples = 12\nseed = 3\n'))
+    assert len(sw.points) == 12 and all(0.001 <= p["run.activity"] <= 0.05 for p in sw.points)
+    again = load_sweep(sw.path)
+    assert again.points == sw.points
+    z = load_sweep(_sweep(tmp_path, '"run.activity" = [0.01, 0.02]\n"chip.tiles" = [256, 512]\n',
+                          extra='mode = "zip"\n', name="z.toml"))
+    assert z.points == [{"run.activity": 0.01, "chip.tiles": 256}, {"run.activity": 0.02, "chip.tiles": 512}]
+
+
+@pytest.mark.parametrize("axes,extra,match", [
+    ('"run.activty" = [0.01]\n', "", r"s.toml:\d+: unknown axis key 'run.activty'; did you mean 'run.activity'\?"),
+    ('"run.activity" = []\n', "", r"axis 'run.activity' is empty"),
+    ('"chip.tiles" = [256, 0]\n', "", r"s.toml:\d+: point .* rejected \(axis 'chip.tiles'\): .*tiles=0"),
+    ('"chip.set.clock_hz" = [1e9, -1.0]\n', "", r"axis 'chip.set.clock_hz'.*clock_hz=-1"),
+    ('"chip.set.clok_hz" = [1e9]\n', "", r"unknown chip field 'clok_hz'; did you mean 'clock_hz'"),
+    ('"model.timesteps" = ["ten"]\n', "", r"axis 'model.timesteps': model.timesteps must be an integer"),
+    ('"run.activity" = {range = [0.1, 0.01, 0.01]}\n', "", r"is not a valid range"),
+    ('"run.activity" = [0.01]\n', 'mode = "spiral"\n', r"sweep.mode = 'spiral'"),
+    ('"run.activity" = [0.01]\n', 'sampels = 3\n', r"unknown key 'sweep.sampels'; did you mean 'sweep.samples'"),
+])
+def test_malformed_sweeps_fail_before_any_point_runs(tmp_path, axes, extra, match):
+    path = _sweep(tmp_path, axes, extra)
+    with pytest.raises(ConfigError, match=match):
+        load_sweep(path)
+    assert not os.path.exists(tmp_path / "r.jsonl")
+
+
+def test_cli_sweep_serial_plot_and_dataframe(tmp_path, capsys):
+    path = _sweep(tmp_path, '"run.activity" = [0.01, 0.02]\n"chip.tiles" = [256, 512]\n',
+                  extra='\n[gpu]\npreset = "a100-40gb"\nstrategies = ["fused"]\n')
+    assert main(["sweep", path, "--serial", "--plot", str(tmp_path / "fig"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "computed 4 new point(s)" in out and (tmp_path / "fig" / "sweep_0.png").exists()
+    recs = load_results(str(tmp_path / "r.jsonl"))
+    assert all(set(r["speedup"]) == {"fused"} for r in recs)
+    pd = pytest.importorskip("pandas")
+    from mimdsim.sweep import results_dataframe
+    df = results_dataframe(str(tmp_path / "r.jsonl"))
+    assert isinstance(df, pd.DataFrame) and len(df) == 4 and "speedup.fused" in df.columns
+
+
+def test_without_dask_the_sweep_runs_serially_and_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    lines = []
+    sw = load_sweep(_sweep(tmp_path, '"run.activity" = [0.01, 0.02]\n'))
+    assert run_sweep(sw, out=lines.append) == 2
+    assert "pip install \"mimdsim[distributed]\"" in lines[0]
+    assert json.loads(open(sw.results).readline())["status"] == "ok"
