@@ -55,7 +55,7 @@ def main():
         for v in values:
             kw = dict(BASE, **{key: v})
             if key == "hidden":  # keep neurons per tile at 2 when the layers grow
-                kw["tiles"] = min(1472, 2 * v // 2 + 32)
+                kw["tiles"] = min(1472, v + 32)
             wall, spikes, tiles_used = measure(**kw)
             rows.append((v, wall, spikes, tiles_used))
         results[title] = rows
