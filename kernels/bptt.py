@@ -1,10 +1,18 @@
 """Sparse BPTT on a neuron tile: surrogate scatter, weight gradients, input-spike gradients.
 
-Per layer and reverse timestep t (Finkbeiner et al. 2024, ``reference/algorithms.md`` §1)::
+Per layer and reverse timestep t (Finkbeiner et al. 2024, ``reference/algorithms.md`` §1),
+for the published sparse LIF::
 
     dU[b, i]  = alpha * dU[b, i]                                     (carry from t + 1)
     dU[b, j] += dS[b, k] * sg(U_t[b, j]),  j = ids[b, k], k < listed[b]
     dI[b, i]  = c * (1 - alpha) * dU[b, i]
+
+Every neuron model has one backward ("scatter") codelet of this shape: a dense carry of
+the adjoint state (dL/dm, and dL/ds or dL/de, dL/dh), the surrogate scatter for the
+listed ids only, and ``dI = gain * dL/dJ`` (``leaky_backward``, ``synaptic_backward``,
+``alpha_backward``; equations in their docstrings and ``mimdsim/snn/neurons.py``).
+Then, for every model alike::
+
     dW_w[j, i] += dI[b, i]   for every actual input spike j of sample b (w = worker of b)
     P[b, k, p] = sum_{i on tile p} W[in_ids[b, k], i] * dI[b, i],  k < in_listed[b]
 
@@ -16,24 +24,208 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from . import surrogate as _sg
 from .codelet import register
+from .lif import NONE, SUBTRACT, ZERO
 from .tile import Tile, barrel_cycles, per_worker, vectors
 
 
 @numba.njit(cache=True)
+def _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta):
+    """Phase B of every backward codelet: for each listed id j of sample b,
+    ``du[b, j] += sg(u - theta) * (dS[b, k] + dSd[b, j] + dm/dS[b, j])`` and the spike's
+    threshold gradient ``dtheta[j] -= sg * (...)``."""
+    B = du.shape[0]
+    for b in range(B):
+        for k in range(listed[b]):
+            j = ids[b, k]
+            g = _sg.sg(u[b, j] - theta[j], sgk, p1, p2)
+            tot = dS[b, k] + dSd[b, j] + dmdS[b, j]
+            du[b, j] += g * tot
+            dtheta[j] -= g * tot
+
+
+@numba.njit(cache=True)
+def _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta):
+    """Phase A: ``du = dm/du|_S * dm`` and ``dm/dS * dm`` for a same-step reset
+    (reset_delay=False, D = S - R): subtract ``m = u - D theta``; zero ``m = u - D u``."""
+    B, n = dm.shape
+    one = u.dtype.type(1)
+    zero = one * 0
+    for b in range(B):
+        for i in range(n):
+            x = dm[b, i]
+            if in_grad and reset != NONE:
+                th = theta[i]
+                R = one if m_prev[b, i] > th else zero
+                D = (one if u[b, i] > th else zero) - R
+                if reset == SUBTRACT:
+                    du[b, i] = x
+                    dmdS[b, i] = -th * x
+                    dtheta[i] -= D * x
+                else:
+                    du[b, i] = (one - D) * x
+                    dmdS[b, i] = -u[b, i] * x
+            else:
+                du[b, i] = x
+                dmdS[b, i] = zero
+
+
+@numba.njit(cache=True)
+def leaky_backward(dm, dS, ids, listed, dSd, u, m_prev, gain, decay, theta, reset, whole, reset_delay, in_grad,
+                   sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
+    """Backward step of the leaky (and Lapicque) neuron, in place.
+
+    In: ``dm = dL/dm[t]`` (carried from t + 1, plus any loss on the membrane), the list's
+    ``dS[b, k]`` for ids ``ids[b, k]`` (k < listed[b]), dense ``dSd`` (one-to-one
+    recurrence). Out: ``dm = dL/dm[t-1]`` (the carry), ``dI = gain * dL/dJ``; adds into
+    ``dbeta`` and ``dtheta`` (per neuron)::
+
+        du  = dm/du * dm + sg(u - theta) (dS + dm/dS * dm)        (listed ids only)
+        dm[t-1] = beta du (subtract, none, or reset not in gradient)
+                  beta (1 - R) du (zero);   dJ = du ((1 - R) du: zero of the whole value)
+        dbeta  += m[t-1] du ((1 - R) m[t-1] du: zero);  dtheta -= R du (subtract)
+    """
+    B, n = dm.shape
+    one = u.dtype.type(1)
+    zero = one * 0
+    if reset_delay:
+        for b in range(B):
+            for i in range(n):
+                du[b, i] = dm[b, i]
+                dmdS[b, i] = zero
+    else:
+        _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta)
+    _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
+    for b in range(B):
+        for i in range(n):
+            mp = m_prev[b, i]
+            x = du[b, i]
+            d = decay[i]
+            if in_grad and reset == ZERO:
+                k = zero if mp > theta[i] else one
+                dm[b, i] = d * (k * x)
+                dbeta[i] += k * mp * x
+                dI[b, i] = gain[i] * (k * x if whole else x)
+            else:
+                dm[b, i] = d * x
+                dbeta[i] += mp * x
+                dI[b, i] = gain[i] * x
+                if in_grad and reset == SUBTRACT and mp > theta[i]:
+                    dtheta[i] -= x
+
+
+@numba.njit(cache=True)
+def synaptic_backward(dm, ds, dS, ids, listed, dSd, u, m_prev, gain, a, decay, theta, reset, reset_delay, in_grad,
+                      sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
+    """Backward step of the synaptic neuron, in place; ``ds`` carries ``alpha dL/ds[t+1]``::
+
+        du as for leaky;  k = 1 - R (zero, reset in gradient) else 1
+        dL/ds[t] = ds + k du;  dJ = dL/ds[t];  ds <- alpha dL/ds[t];  dm <- beta k du
+        dbeta += k m[t-1] du;  dtheta -= R du (subtract)
+    """
+    B, n = dm.shape
+    one = u.dtype.type(1)
+    zero = one * 0
+    if reset_delay:
+        for b in range(B):
+            for i in range(n):
+                du[b, i] = dm[b, i]
+                dmdS[b, i] = zero
+    else:
+        _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta)
+    _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
+    for b in range(B):
+        for i in range(n):
+            mp = m_prev[b, i]
+            x = du[b, i]
+            fired = mp > theta[i]
+            k = zero if (in_grad and reset == ZERO and fired) else one
+            st = ds[b, i] + k * x
+            dI[b, i] = gain[i] * st
+            ds[b, i] = a[i] * st
+            dm[b, i] = decay[i] * (k * x)
+            dbeta[i] += k * mp * x
+            if in_grad and reset == SUBTRACT and fired:
+                dtheta[i] -= x
+
+
+@numba.njit(cache=True)
+def alpha_backward(dm, de, dh, dS, ids, listed, dSd, u, m_prev, e_prev, h_prev, gain, a, bta, tau, dtau_dbeta, theta,
+                   reset, in_grad, learn_beta, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
+    """Backward step of the alpha neuron, in place. ``dm`` holds only a loss on the
+    membrane (m[t] feeds the future only through the detached reset); ``de``, ``dh``
+    carry dL/de[t], dL/dh[t]::
+
+        du = dm + sg (dS ...)
+        zero:      de' = k (de + tau du),  dh' = k (dh + tau du),   k = 1 - R
+        subtract:  de' = de + tau du,  dh' = (1 - R) dh + tau du,  dh[t-1] += R du,
+                   dtheta -= R de
+        dJ = de' - dh';  de <- alpha de';  dh <- beta dh' (+ R du)
+        dbeta += h[t-1] dh' + (e' + h') k du * dtau/dbeta     (learnable beta)
+    """
+    B, n = dm.shape
+    one = u.dtype.type(1)
+    zero = one * 0
+    for b in range(B):
+        for i in range(n):
+            du[b, i] = dm[b, i]
+            dmdS[b, i] = zero
+    _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
+    for b in range(B):
+        for i in range(n):
+            x = du[b, i]
+            t = tau[i]
+            R = one if (in_grad and m_prev[b, i] > theta[i]) else zero
+            if reset == ZERO:
+                k = one - R
+                dep = k * (de[b, i] + t * x)
+                dhp = k * (dh[b, i] + t * x)
+                extra = zero
+                kt = k
+            elif reset == SUBTRACT:
+                dep = de[b, i] + t * x
+                dhp = (one - R) * dh[b, i] + t * x
+                extra = R * x
+                if R > zero:
+                    dtheta[i] -= de[b, i]
+                kt = one
+            else:
+                dep = de[b, i] + t * x
+                dhp = dh[b, i] + t * x
+                extra = zero
+                kt = one
+            dI[b, i] = gain[i] * (dep - dhp)
+            if learn_beta:
+                ep_hp = a[i] * e_prev[b, i] + bta[i] * h_prev[b, i]
+                dbeta[i] += h_prev[b, i] * dhp + ep_hp * kt * x * dtau_dbeta[i]
+            de[b, i] = a[i] * dep
+            dh[b, i] = bta[i] * dhp + extra
+
+
+@numba.njit(cache=True)
 def surrogate_scatter(dU, dS, ids, listed, U_t, alpha, c, theta1, beta, dI):
-    """In place: carry ``dU`` by alpha, add surrogate gradients of listed ids, write ``dI``."""
+    """The published sparse LIF's backward (one configuration of ``leaky_backward``): carry
+    ``dU`` by alpha, add SuperSpike surrogate gradients of listed ids, write ``dI``."""
     B, n = dU.shape
-    one = U_t.dtype.type(1)
+    dt = U_t.dtype.type
+    one = dt(1)
+    # dU carries alpha dL/dU[t+1]: that is leaky_backward's dm after its step at t+1
     for b in range(B):
         for i in range(n):
             dU[b, i] = alpha * dU[b, i]
-        for k in range(listed[b]):
-            j = ids[b, k]
-            x = beta * abs(U_t[b, j] - theta1) + one
-            dU[b, j] += dS[b, k] / (x * x)
+    zeros = np.zeros_like(dU)
+    gain = np.full(n, dt(c * (one - alpha)), dtype=dU.dtype)
+    decay = np.full(n, one, dtype=dU.dtype)
+    theta = np.full(n, dt(theta1), dtype=dU.dtype)
+    du = np.empty_like(dU)
+    dbeta = np.zeros(n)
+    dtheta = np.zeros(n)
+    leaky_backward(dU, dS, ids, listed, zeros, U_t, zeros, gain, decay, theta, ZERO, False, True, False,
+                   _sg.SUPERSPIKE, beta, 0.0, du, zeros.copy(), dI, dbeta, dtheta)
+    for b in range(B):
         for i in range(n):
-            dI[b, i] = c * (one - alpha) * dU[b, i]
+            dU[b, i] = du[b, i]
 
 
 @numba.njit(cache=True)
@@ -79,15 +271,65 @@ DOT_PER_VECTOR = 1  # ld64 w co-issued with f32v2mac into a register accumulator
 DOT_FINISH = 3  # horizontal add of the two lanes; st partial
 
 
-def surrogate_scatter_cycles(n_local, listed, own_listed, tile: Tile):
+# The family's backward instruction counts (backward_instructions):
+OWN_BASE = 7  # id->U addr; ld U; sub theta; mul dS; ld dU; add; st dU (+ the surrogate's own count)
+CARRY_ZERO_EXTRA = 3  # ld u[t-1]; cmp theta; mask (reset zero in the gradient)
+CARRY_WHOLE_EXTRA = 1  # mask dJ too (zero reset of the whole new value)
+CARRY_SAME_STEP_EXTRA = 5  # reset_delay=False: ld u; cmp S; D = S - R; dm/dS; dm/du factor
+OWN_SAME_STEP_EXTRA = 2  # ld dm/dS; add
+CARRY_SYNAPTIC_EXTRA = 4  # ld ds; add k du; mul alpha; st ds
+CARRY_ALPHA_EXTRA = 10  # de: ld, add, mul, st; dh: ld, add, mul, st; tau du; dJ = de' - dh'
+LEARN_BETA_EXTRA = 3  # ld m[t-1]; mul du; add into the dbeta accumulator
+LEARN_BETA_ALPHA_EXTRA = 6  # ... and ld e, h; (e' + h') dtau/dbeta
+LEARN_THRESHOLD_CARRY = 3  # subtract reset: ld u[t-1]; cmp; masked add (dtheta -= R du)
+LEARN_THRESHOLD_OWN = 2  # dtheta -= sg * dS for a listed id: mul; add
+ONE_TO_ONE_CARRY = 5  # ld V; mul dI; st local dS[t-1]; ld S[t-1]; mac into dV
+ONE_TO_ONE_OWN = 1  # add the local dS of the one-to-one recurrence
+BIAS_GRAD_EXTRA = 3  # ld the worker's bias-gradient copy; add dI; st
+PARAM_VECTOR_LOAD = 1  # ld of a per-neuron parameter vector
+MEMBRANE_INJECT_EXTRA = 3  # membrane loss: ld the step of the maximum; cmp t; add dL/dmax into dm
+
+
+def backward_instructions(model="leaky", reset="zero", reset_delay=True, reset_in_gradient=False,
+                          whole=False, surrogate="superspike", learn_beta=False, learn_threshold=False,
+                          bias=False, one_to_one=False, per_neuron_params=0) -> tuple[int, int]:
+    """``(carry per vector, own per listed id)`` instructions of a backward codelet.
+
+    The published sparse LIF (leaky, zero reset excluded from the gradient, SuperSpike)
+    gives (CARRY_PER_VECTOR, SCATTER_OWN_PER_ID) = (5, 15).
+    """
+    carry = CARRY_PER_VECTOR
+    own = OWN_BASE + _sg.SURROGATE_INSTRUCTIONS[surrogate]
+    if reset_in_gradient and reset == "zero":
+        carry += CARRY_ZERO_EXTRA + (CARRY_WHOLE_EXTRA if whole else 0)
+    if reset_in_gradient and not reset_delay and reset != "none":
+        carry += CARRY_SAME_STEP_EXTRA
+        own += OWN_SAME_STEP_EXTRA
+    carry += {"synaptic": CARRY_SYNAPTIC_EXTRA, "alpha": CARRY_ALPHA_EXTRA}.get(model, 0)
+    if learn_beta:
+        carry += LEARN_BETA_ALPHA_EXTRA if model == "alpha" else LEARN_BETA_EXTRA
+    if learn_threshold:
+        own += LEARN_THRESHOLD_OWN
+        carry += LEARN_THRESHOLD_CARRY if (reset_in_gradient and reset == "subtract") else 0
+    if one_to_one:
+        carry += ONE_TO_ONE_CARRY
+        own += ONE_TO_ONE_OWN
+    carry += BIAS_GRAD_EXTRA if bias else 0
+    carry += PARAM_VECTOR_LOAD * per_neuron_params
+    return carry, own
+
+
+def surrogate_scatter_cycles(n_local, listed, own_listed, tile: Tile, carry_per_vector=CARRY_PER_VECTOR,
+                             own_per_id=SCATTER_OWN_PER_ID):
     """``n_local[v]``, ``listed[B]`` ids in the list, ``own_listed[v, B]`` of them on tile v.
 
     instructions(b) = overhead + vec * CARRY + listed[b] * SCAN + own_listed[v, b] * OWN
+    (CARRY, OWN from ``backward_instructions`` for the layer's neuron model)
     """
     n_vec = vectors(n_local, tile)[:, None]
-    instr = (SCATTER_SAMPLE_OVERHEAD + n_vec * CARRY_PER_VECTOR
+    instr = (SCATTER_SAMPLE_OVERHEAD + n_vec * carry_per_vector
              + np.asarray(listed)[None, :] * SCATTER_SCAN_PER_ID
-             + np.asarray(own_listed) * SCATTER_OWN_PER_ID)
+             + np.asarray(own_listed) * own_per_id)
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
@@ -109,5 +351,10 @@ def input_grad_cycles(n_local, in_listed, tile: Tile):
 
 
 SURROGATE_SCATTER = register("surrogate_scatter", surrogate_scatter_cycles, code_bytes=1024)
+LAPICQUE_SCATTER = register("lapicque_scatter", surrogate_scatter_cycles, code_bytes=1024)
+SYNAPTIC_SCATTER = register("synaptic_scatter", surrogate_scatter_cycles, code_bytes=1280)
+ALPHA_SCATTER = register("alpha_scatter", surrogate_scatter_cycles, code_bytes=1536)
+BACKWARD_CODELETS = {"leaky": "surrogate_scatter", "lapicque": "lapicque_scatter", "synaptic": "synaptic_scatter",
+                     "alpha": "alpha_scatter"}
 WEIGHT_GRAD = register("weight_grad", weight_grad_cycles, code_bytes=512)
 INPUT_GRAD = register("input_grad", input_grad_cycles, code_bytes=512)

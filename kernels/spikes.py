@@ -45,12 +45,22 @@ def _choose(buf, count, keep, out, out_pos, random_policy):
 @numba.njit(cache=True)
 def spike_lists(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
                 ids, counts, dropped, flagged):
-    """Build the lists of all samples of one layer and timestep.
+    """Build the lists of all samples of one layer and timestep (scalar thresholds).
 
     U[B, n] -> ids[B, K] (unused slots -1), counts[B, 2] = (spikes kept, ids kept),
     dropped[B, 2] = (spikes dropped, candidates dropped), flagged[B, n_chunks] = neurons
     above theta2 in each scan chunk (the scan's work).
     """
+    n = U.shape[1]
+    th1 = np.full(n, theta1, dtype=U.dtype)
+    th2 = np.full(n, theta2, dtype=U.dtype)
+    spike_lists_per_neuron(U, th1, th2, K, chunk, chunk_cap, random_policy, seed, ids, counts, dropped, flagged)
+
+
+@numba.njit(cache=True)
+def spike_lists_per_neuron(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
+                           ids, counts, dropped, flagged):
+    """As ``spike_lists`` with one threshold pair per neuron (``theta1[n]``, ``theta2[n]``)."""
     B, n = U.shape
     if random_policy:
         np.random.seed(seed)
@@ -67,7 +77,7 @@ def spike_lists(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
             ci = c0 // chunk
             f = 0
             for i in range(c0, c1):  # spikes of this chunk first
-                if U[b, i] > theta1:
+                if U[b, i] > theta1[i]:
                     f += 1
                     total_s += 1
                     if room > 0:
@@ -76,7 +86,7 @@ def spike_lists(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
                         room -= 1
             for i in range(c0, c1):
                 u = U[b, i]
-                if u > theta2 and u <= theta1:
+                if u > theta2[i] and u <= theta1[i]:
                     f += 1
                     total_c += 1
                     if room > 0:

@@ -19,14 +19,16 @@ import numpy as np
 @dataclass(frozen=True)
 class Tile:
     workers: int = 6
-    simd: int = 2  # float32 lanes per vector instruction (64-bit datapath)
+    simd: int = 2  # lanes per vector instruction (64-bit datapath): 2 x fp32, or 4 x fp16
     load_bytes: int = 8
     vertex_launch_cycles: int = 11
 
     @classmethod
-    def of(cls, spec) -> "Tile":
-        """The tile of a ChipSpec-like object (duck-typed: kernels know no chip)."""
-        return cls(workers=spec.workers, simd=spec.simd_fp32, load_bytes=spec.load_bytes,
+    def of(cls, spec, precision: str = "fp32") -> "Tile":
+        """The tile of a ChipSpec-like object (duck-typed: kernels know no chip); with
+        ``precision="fp16"`` a vector instruction holds ``simd_fp16`` (4) halves."""
+        simd = spec.simd_fp16 if precision == "fp16" else spec.simd_fp32
+        return cls(workers=spec.workers, simd=simd, load_bytes=spec.load_bytes,
                    vertex_launch_cycles=spec.vertex_launch_cycles)
 
 

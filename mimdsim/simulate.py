@@ -26,6 +26,13 @@ class Run:
     grads: list | None = None  # shaped like net.weights
     program: object = None
     source: object = None
+    param_grads: list | None = None  # per layer: weight, bias, recurrent, recurrent_bias, beta, threshold
+
+    @property
+    def traces(self) -> list | None:
+        """Execution-driven runs: per neuron layer ``mem``, ``spk`` (``[T, B, n]``) and the
+        synaptic states, as snnTorch's neurons return them."""
+        return self.source.traces() if self.source is not None and hasattr(self.source, "traces") else None
 
 
 def _per_layer(name, value, count):
@@ -67,11 +74,12 @@ def _check_inputs(net: Network, inputs, labels):
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer):
+def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
+              precision="fp32"):
     """Compile and check once per shape: programs are static and runs never modify them."""
     program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
                               neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
-                              optimizer=optimizer)
+                              optimizer=optimizer, structure=structure, precision=precision)
     check_fits(program)
     return program
 
@@ -79,7 +87,7 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
-             progress=None) -> Run:
+             progress=None, precision=None) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -114,8 +122,15 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     for name, v in (("timesteps", T), ("batch_size", B), ("neurons_per_tile", neurons_per_tile)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise ConfigError(f"{name}={v!r} must be a positive integer")
+    if precision is None:
+        precision = "fp32"
+    if precision not in ("fp32", "fp16"):
+        raise ConfigError(f"precision={precision!r}; choose 'fp32' or 'fp16'")
+    if precision == "fp16" and np.dtype(net.dtype) != np.float32:
+        raise ConfigError("precision='fp16' needs a float32 network (its weights are rounded to half precision "
+                          "for the run); got dtype float64")
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind)
+                        opt_kind, net.structure, precision)
     L = net.num_layers
     if execution:
         source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
@@ -134,4 +149,4 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                 "spike lists overflowed: " + ", ".join(f"layer {l}: {d} spikes dropped" for l, d in over)
                 + "; raise the capacity (max_activity) of those layers or run with strict=False")
     return Run(report=report, loss=source.loss, grads=source.grads if execution else None,
-               program=program, source=source)
+               program=program, source=source, param_grads=source.param_grads if execution else None)

@@ -1,6 +1,17 @@
 """Lowering: forward time loop, loss, BPTT loop and weight update as supersteps.
 
-Per forward step t (all layers in the same supersteps, thanks to the one-step delay):
+With the one-step inter-layer delay (``delay=1``, pipelined) all layers of a step share
+the supersteps below. With ``delay=0`` (snnTorch: layer l sees layer l-1's spikes of the
+same step) they cannot: each layer gets its own ``fwd.neuron.L{l}``, ``fwd.scan.L{l}``,
+``fwd.combine.L{l}`` in layer order, and its own ``bwd.neuron.L{l}``, ``bwd.reduce1.L{l}``,
+``bwd.reduce2.L{l}`` in reverse layer order, so a step costs 3L supersteps each way
+instead of 3. The neuron codelets are those of each layer's model (``lif_forward``,
+``synaptic_forward``, ... and their ``*_scatter`` backward codelets). An all-to-all
+recurrent layer also reads its own list of the previous step (a second gather, weight
+gradient and input-gradient partials); a non-spiking output layer (leaky integrator)
+has no scan or combine, and a membrane loss reads it directly.
+
+Per forward step t (delay 1):
 
 * ``fwd.neuron``  exchange: layer l's list of step t-1 -> every tile of layer l+1;
                   compute: ``lif_forward`` on every neuron tile.
@@ -26,13 +37,18 @@ import numpy as np
 
 from kernels.codelet import CODELETS
 
+from kernels import bptt as _bptt
+from kernels import lif as _lif
+
 from ..errors import ConfigError
-from ..snn.network import describe_sizes
+from ..snn.network import LIFParams, Structure, describe_sizes
+from ..snn.readout import Readout
 from ..program import Loop, Program, Superstep, TensorAlloc, Transfer, VertexSet
 from .mapping import LayerPlacement, Layout, map_network
 from .memory import check_fits, exchange_code, id_bytes
 
 F32 = 4
+PRECISIONS = {"fp32": 4, "fp16": 2}
 
 
 def _rep(a, n):
@@ -74,23 +90,84 @@ class _Plan:
         self.group_sizes = sizes
 
 
+def default_structure(layers: int) -> Structure:
+    """The published sparse LIF in every layer, delay 1, ce_count, no bias."""
+    spec = LIFParams().to_spec()
+    return Structure((spec,) * layers, (False,) * layers, 1, Readout(), (False,) * layers)
+
+
+def _per_neuron_vectors(spec) -> int:
+    """Per-neuron parameter vectors a tile loads in the update (tuples or learnable)."""
+    n = sum(isinstance(getattr(spec, k), tuple) or (k == "beta" and spec.learn_beta)
+            or (k == "threshold" and spec.learn_threshold) for k in ("beta", "alpha", "threshold"))
+    return n + (1 if spec.model == "lapicque" and not np.isscalar(spec.input_gain()) else 0)
+
+
+def layer_codelet_args(spec, bias: bool, membrane_max: bool) -> dict:
+    """Static per-vertex instruction counts of a layer's forward and backward codelets."""
+    pv = _per_neuron_vectors(spec)
+    update = _lif.forward_update_instructions(
+        model=spec.model, reset=spec.reset, reset_delay=spec.reset_delay, bias=bias,
+        one_to_one=spec.recurrence == "one-to-one", per_neuron_params=pv, membrane_max=membrane_max,
+        alpha_histories=spec.model == "alpha" and spec.learn_beta)
+    carry, own = _bptt.backward_instructions(
+        model=spec.model, reset=spec.reset, reset_delay=spec.reset_delay, reset_in_gradient=spec.reset_in_gradient,
+        whole=spec.zero_resets_everything, surrogate=spec.surrogate.name, learn_beta=spec.learn_beta,
+        learn_threshold=spec.learn_threshold, bias=bias, one_to_one=spec.recurrence == "one-to-one",
+        per_neuron_params=pv)
+    if membrane_max:
+        carry += _bptt.MEMBRANE_INJECT_EXTRA
+    return {"update": update, "carry": carry, "own": own}
+
+
+def trainable_per_neuron(spec, bias: bool, n_in: int, n: int) -> int:
+    """Trainable values per neuron of a layer (one column of everything)."""
+    per = n_in + (1 if bias else 0)
+    if spec.recurrence == "all-to-all" and spec.learn_recurrent:
+        per += n + 1
+    if spec.recurrence == "one-to-one" and spec.learn_recurrent:
+        per += 1
+    per += int(spec.learn_beta) + int(spec.learn_threshold)
+    return per
+
+
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
-                    scan_chunk=64) -> Program:
-    """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input."""
+                    scan_chunk=64, structure: Structure | None = None, precision: str = "fp32") -> Program:
+    """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
+
+    ``structure`` (``Network.structure``) gives each layer's neuron model, bias, the
+    inter-layer delay and the loss; None means the published sparse LIF (delay 1,
+    ce_count). ``precision`` ("fp32" or "fp16") sets the bytes of every value.
+    """
     for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ConfigError(f"{name}={v!r} must be a positive integer")
     if optimizer not in ("sgd", "adam"):
         raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision={precision!r}; choose one of {', '.join(PRECISIONS)}")
+    e = PRECISIONS[precision]
     chip = system.chip
     T, B, W = int(timesteps), int(batch_size), chip.workers
     layout = map_network(sizes[1:], chips=system.chips, tiles_per_chip=chip.tiles,
                          neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
     L = len(layout.layers)
+    st = structure if structure is not None else default_structure(L)
+    if len(st.layers) != L:
+        raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
+    specs, readout, delay = st.layers, st.readout, st.delay
+    dense = tuple(st.dense)
     plans = [_Plan(p, B, W, scan_chunk) for p in layout.layers]
     sync = "global" if layout.chips_used > 1 else "chip"
     tensors: list[TensorAlloc] = []
+    a2a = [s.recurrence == "all-to-all" for s in specs]
+    spiking = [s.spiking for s in specs]
+    out_spec = specs[-1]
+    membrane_loss = readout.on_membrane
+    # input-gradient partial length of layer l: its input list (l > 1) and, all-to-all, its own list
+    part_len = [None] + [(capacities[l - 1] if l > 1 else 0) + (capacities[l] if a2a[l - 1] else 0)
+                         for l in range(1, L + 1)]
 
     def alloc(name, category, tiles, nbytes, layer=None):
         tiles = np.asarray(tiles)
@@ -99,36 +176,62 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
 
     # ---- tensors on neuron tiles --------------------------------------------------------
     for l, (p, plan) in enumerate(zip(layout.layers, plans), start=1):
+        spec = specs[l - 1]
         n_in, K_in, K = sizes[l - 1], capacities[l - 1], capacities[l]
         ids_in, ids_out = id_bytes(n_in), id_bytes(p.neurons)
         tiles, nl = p.tile_ids, p.n_local
-        alloc(f"L{l}.weights", "weights", tiles, n_in * nl * F32, l)
-        alloc(f"L{l}.grad_copies", "gradients", tiles, W * n_in * nl * F32, l)
+        alloc(f"L{l}.weights", "weights", tiles, n_in * nl * e, l)
+        alloc(f"L{l}.grad_copies", "gradients", tiles, W * n_in * nl * e, l)
         if optimizer == "adam":
-            alloc(f"L{l}.adam_moments", "optimizer", tiles, 2 * n_in * nl * F32, l)
-        alloc(f"L{l}.membrane_history", "history", tiles, T * B * nl * F32, l)
+            alloc(f"L{l}.adam_moments", "optimizer", tiles, 2 * n_in * nl * e, l)
+        extra = trainable_per_neuron(spec, st.bias[l - 1], n_in, p.neurons) - n_in
+        if extra:
+            alloc(f"L{l}.extra_params", "weights", tiles, extra * nl * e, l)
+            alloc(f"L{l}.extra_grad_copies", "gradients", tiles, W * extra * nl * e, l)
+            if optimizer == "adam":
+                alloc(f"L{l}.extra_adam_moments", "optimizer", tiles, 2 * extra * nl * e, l)
+        fixed_vectors = _per_neuron_vectors(spec) - int(spec.learn_beta) - int(spec.learn_threshold)
+        if fixed_vectors:
+            alloc(f"L{l}.neuron_params", "state", tiles, fixed_vectors * nl * e, l)
+        alloc(f"L{l}.membrane_history", "history", tiles, T * B * nl * e, l)
+        for h in spec.histories[1:]:
+            alloc(f"L{l}.{h}_history", "history", tiles, T * B * nl * e, l)
+        if len(spec.state_variables) > 1:
+            alloc(f"L{l}.state", "state", tiles, (len(spec.state_variables) - 1) * B * nl * e, l)
         alloc(f"L{l}.input_list_history", "lists", tiles, T * B * (K_in + 2) * ids_in, l)
-        alloc(f"L{l}.dU_dI", "state", tiles, 2 * B * nl * F32, l)
-        alloc(f"L{l}.flags", "buffers", tiles, B * nl, l)
-        alloc(f"L{l}.grad_in", "buffers", tiles, B * K * (F32 + ids_out), l)
-        if l > 1:
-            alloc(f"L{l}.partials", "buffers", tiles, B * K_in * F32, l)
+        if a2a[l - 1]:
+            alloc(f"L{l}.own_list_history", "lists", tiles, T * B * (K + 2) * ids_out, l)
+        if spec.recurrence == "one-to-one":
+            alloc(f"L{l}.recurrent_dS", "buffers", tiles, B * nl * e, l)
+        alloc(f"L{l}.dU_dI", "state", tiles, (spec.carries + 1) * B * nl * e, l)
+        if spiking[l - 1]:
+            alloc(f"L{l}.flags", "buffers", tiles, B * nl, l)
+            alloc(f"L{l}.grad_in", "buffers", tiles, B * K * (e + ids_out) * (2 if a2a[l - 1] else 1), l)
+        if part_len[l]:
+            alloc(f"L{l}.partials", "buffers", tiles, B * part_len[l] * e, l)
         # auxiliary roles
-        part_entries = min(scan_chunk, K) + 2
-        alloc(f"L{l}.scan_buffers", "buffers", plan.scan_tiles, plan.block + W * part_entries * ids_out, l)
-        alloc(f"L{l}.combine_buffers", "buffers", plan.combine_tiles,
-              plan.chunks * part_entries * ids_out + (K + 2) * ids_out, l)
-        if l > 1:
+        if spiking[l - 1]:
+            part_entries = min(scan_chunk, K) + 2
+            alloc(f"L{l}.scan_buffers", "buffers", plan.scan_tiles, plan.block + W * part_entries * ids_out, l)
+            alloc(f"L{l}.combine_buffers", "buffers", plan.combine_tiles,
+                  plan.chunks * part_entries * ids_out + (K + 2) * ids_out, l)
+        if part_len[l]:
             alloc(f"L{l}.reduce_buffers", "buffers", plan.stage1_tiles,
-                  (plan.group_sizes[plan.stage1_job[1]] + 1) * K_in * F32, l)
+                  (plan.group_sizes[plan.stage1_job[1]] + 1) * part_len[l] * e, l)
             alloc(f"L{l}.reduce_buffers", "buffers", p.sample_tile(B),
-                  (len(plan.group_starts) + 1) * K_in * F32, l)
+                  (len(plan.group_starts) + 1) * part_len[l] * e, l)
     out, out_plan = layout.layers[-1], plans[-1]
     loss_tile = out.first_tile
     K_out = capacities[-1]
-    alloc(f"L{L}.output_list_history", "lists", out_plan.combine_tiles, T * (K_out + 2) * id_bytes(out.neurons), L)
-    alloc("loss.counts", "state", out_plan.combine_tiles, out.neurons * F32 * 2, L)
-    alloc("loss.buffers", "buffers", [loss_tile], B * out.neurons * F32 * 2 + B * F32, L)
+    n_out = out.neurons
+    if membrane_loss:
+        alloc(f"L{L}.membrane_max", "state", out.tile_ids, B * out.n_local * (e + 2), L)
+    if out_spec.spiking:
+        alloc(f"L{L}.output_list_history", "lists", out_plan.combine_tiles, T * (K_out + 2) * id_bytes(n_out), L)
+        if not membrane_loss:
+            alloc("loss.counts", "state", out_plan.combine_tiles, n_out * e * 2, L)
+    grad_values = T * n_out if readout.loss == "ce_rate" else n_out
+    alloc("loss.buffers", "buffers", [loss_tile], B * (n_out + grad_values) * e + B * e, L)
 
     # ---- schedule ------------------------------------------------------------------------
     def vs(codelet, l, tiles, **geometry):
@@ -140,72 +243,120 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
                   T * B * (capacities[0] + 2) * id_bytes(sizes[0])),
         point_to_point("labels", [-1], [loss_tile], B * F32)), sync=sync)
 
-    fwd_lists, fwd_flags, fwd_parts = [], [], []
-    fwd_neuron, fwd_scan, fwd_combine = [], [], []
+    fwd = {k: [[] for _ in range(L + 1)] for k in ("lists", "flags", "parts", "neuron", "scan", "combine")}
     for l, (p, plan) in enumerate(zip(layout.layers, plans), start=1):
+        spec = specs[l - 1]
         K = capacities[l]
         ids_out = id_bytes(p.neurons)
-        if l < L:
-            fwd_lists.append(broadcast(f"L{l}.list", plan.combine_tiles, layout.layers[l].tile_ids,
-                                       (K + 2) * ids_out, group_base=l * B))
+        is_out = l == L
+        args = layer_codelet_args(spec, st.bias[l - 1], is_out and membrane_loss)
+        if l < L:  # this layer's list to every tile of the next layer
+            fwd["lists"][l + 1].append(broadcast(f"L{l}.list", plan.combine_tiles, layout.layers[l].tile_ids,
+                                                 (K + 2) * ids_out, group_base=l * B))
+        if a2a[l - 1]:  # and, all-to-all, to every tile of its own layer for the next step
+            fwd["lists"][l].append(broadcast(f"L{l}.own_list", plan.combine_tiles, p.tile_ids, (K + 2) * ids_out,
+                                             group_base=(L + 1 + l) * B))
+        fwd["neuron"][l].append(vs(_lif.FORWARD_CODELETS[spec.model], l, p.tile_ids, n_local=p.n_local,
+                                   update=args["update"], role="forward"))
+        if not spec.spiking:
+            continue
         # flags: tile t's neurons for sample b go to the scan tile of (b, block(t))
         tile_block = (p.neuron_starts[:-1] // plan.block)
         job = np.arange(B)[:, None] * plan.blocks + tile_block[None, :]
-        fwd_flags.append(point_to_point(f"L{l}.flags", np.tile(p.tile_ids, B),
-                                        plan.scan_tiles[job.ravel()], np.tile(p.n_local, B)))
-        fwd_parts.append(point_to_point(f"L{l}.partial_lists", plan.scan_tiles,
-                                        np.repeat(plan.combine_tiles, plan.blocks),
-                                        W * (min(scan_chunk, K) + 2) * ids_out))
-        fwd_neuron.append(vs("lif_forward", l, p.tile_ids, n_local=p.n_local))
+        fwd["flags"][l].append(point_to_point(f"L{l}.flags", np.tile(p.tile_ids, B),
+                                              plan.scan_tiles[job.ravel()], np.tile(p.n_local, B)))
+        fwd["parts"][l].append(point_to_point(f"L{l}.partial_lists", plan.scan_tiles,
+                                              np.repeat(plan.combine_tiles, plan.blocks),
+                                              W * (min(scan_chunk, K) + 2) * ids_out))
         # one scan job per (sample, chunk), on the tile of its (sample, block)
         chunk_block = np.arange(plan.chunks) // W
         scan_jobs = plan.scan_tiles[(np.arange(B)[:, None] * plan.blocks + chunk_block[None, :]).ravel()]
         widths = np.diff(np.minimum(np.arange(plan.chunks + 1) * scan_chunk, p.neurons))
-        fwd_scan.append(vs("spike_scan", l, scan_jobs, chunks=plan.chunks, widths=np.tile(widths, B),
-                           cap=min(scan_chunk, K)))
-        fwd_combine.append(vs("spike_combine", l, plan.combine_tiles, partials=plan.chunks))
-    fwd_combine.append(vs("count_spikes", L, out_plan.combine_tiles))
-    forward = Loop("forward", T, (
-        Superstep("fwd.neuron", "forward", tuple(fwd_neuron), tuple(fwd_lists), sync),
-        Superstep("fwd.scan", "forward", tuple(fwd_scan), tuple(fwd_flags), sync),
-        Superstep("fwd.combine", "forward", tuple(fwd_combine), tuple(fwd_parts), sync),
-    ))
-    loss = Superstep("loss", "forward", (vs("count_cross_entropy", L, [loss_tile], batch=B, classes=out.neurons),),
-                     (point_to_point("counts", out_plan.combine_tiles, np.full(B, loss_tile), out.neurons * F32),),
-                     sync)
-    loss_back = Superstep("loss.grad", "backward", (), (
-        point_to_point("dL_dcounts", np.full(B, loss_tile), out_plan.combine_tiles, out.neurons * F32),), sync)
+        fwd["scan"][l].append(vs("spike_scan", l, scan_jobs, chunks=plan.chunks, widths=np.tile(widths, B),
+                                 cap=min(scan_chunk, K)))
+        fwd["combine"][l].append(vs("spike_combine", l, plan.combine_tiles, partials=plan.chunks))
+        if is_out and readout.loss in ("ce_count", "mse_count"):
+            fwd["combine"][l].append(vs("count_spikes", L, out_plan.combine_tiles))
 
-    bwd_grads, bwd_p1, bwd_p2 = [], [], []
-    bwd_neuron, bwd_red1, bwd_red2 = [], [], []
+    def steps(prefix, kinds, layer_groups, phase):
+        out_steps = []
+        for group in layer_groups:
+            suffix = "" if len(layer_groups) == 1 else f".L{group[0]}"
+            for kind, key, xkey in kinds:
+                comp = tuple(v for l in group for v in fwd_or_bwd[key][l])
+                exch = tuple(x for l in group for x in fwd_or_bwd[xkey][l]) if xkey else ()
+                if not comp and not exch:
+                    continue
+                out_steps.append(Superstep(f"{prefix}.{kind}{suffix}", phase, comp, exch, sync))
+        return out_steps
+
+    layer_order = [list(range(1, L + 1))] if delay == 1 else [[l] for l in range(1, L + 1)]
+    fwd_or_bwd = fwd
+    forward = Loop("forward", T, tuple(steps("fwd", (("neuron", "neuron", "lists"), ("scan", "scan", "flags"),
+                                                     ("combine", "combine", "parts")), layer_order, "forward")))
+    classes = readout.classes(n_out)
+    loss_kind = readout.loss
+    loss_codelet = "count_cross_entropy" if loss_kind == "ce_count" else "readout_loss"
+    loss_vs = vs(loss_codelet, L, [loss_tile], batch=B, classes=classes, kind=loss_kind, outputs=n_out,
+                 timesteps=T, listed=K_out)
+    if membrane_loss:
+        to_loss = point_to_point("membrane_max", out.tile_ids, np.full(out.tiles, loss_tile), B * out.n_local * e)
+        from_loss = point_to_point("dL_dmembrane", np.full(out.tiles, loss_tile), out.tile_ids, B * out.n_local * e)
+    elif loss_kind == "ce_rate":
+        to_loss = point_to_point("output_lists", out_plan.combine_tiles, np.full(B, loss_tile),
+                                 T * (K_out + 2) * id_bytes(n_out))
+        from_loss = point_to_point("dL_dspikes", np.full(B, loss_tile), out_plan.combine_tiles, T * n_out * e)
+    else:
+        to_loss = point_to_point("counts", out_plan.combine_tiles, np.full(B, loss_tile), n_out * e)
+        from_loss = point_to_point("dL_dcounts", np.full(B, loss_tile), out_plan.combine_tiles, n_out * e)
+    loss = Superstep("loss", "forward", (loss_vs,), (to_loss,), sync)
+    loss_back = Superstep("loss.grad", "backward", (), (from_loss,), sync)
+
+    bwd = {k: [[] for _ in range(L + 1)] for k in ("grads", "p1", "p2", "neuron", "red1", "red2")}
     for l, (p, plan) in enumerate(zip(layout.layers, plans), start=1):
+        spec = specs[l - 1]
         K, K_in = capacities[l], capacities[l - 1]
-        src = plan.combine_tiles if l == L else layout.layers[l].sample_tile(B)
-        bwd_grads.append(broadcast(f"L{l}.dS", src, p.tile_ids, K * (F32 + id_bytes(p.neurons)),
-                                   group_base=l * B))
-        bwd_neuron += [vs("surrogate_scatter", l, p.tile_ids, n_local=p.n_local),
-                       vs("weight_grad", l, p.tile_ids, n_local=p.n_local)]
+        is_out = l == L
+        args = layer_codelet_args(spec, st.bias[l - 1], is_out and membrane_loss)
+        if spec.spiking and not (is_out and membrane_loss):  # the list's dS: from the loss or the next layer
+            src = plan.combine_tiles if is_out else layout.layers[l].sample_tile(B)
+            bwd["grads"][l].append(broadcast(f"L{l}.dS", src, p.tile_ids, K * (e + id_bytes(p.neurons)),
+                                             group_base=l * B))
+        if a2a[l - 1]:
+            bwd["grads"][l].append(broadcast(f"L{l}.dS_own", p.sample_tile(B), p.tile_ids,
+                                             K * (e + id_bytes(p.neurons)), group_base=(L + 1 + l) * B))
+        bwd["neuron"][l] += [vs(_bptt.BACKWARD_CODELETS[spec.model], l, p.tile_ids, n_local=p.n_local,
+                                carry=args["carry"], own=args["own"], role="scatter"),
+                             vs("weight_grad", l, p.tile_ids, n_local=p.n_local, source="input")]
         if l > 1:
-            bwd_neuron.append(vs("input_grad", l, p.tile_ids, n_local=p.n_local))
+            bwd["neuron"][l].append(vs("input_grad", l, p.tile_ids, n_local=p.n_local, source="input"))
+        if a2a[l - 1]:
+            bwd["neuron"][l] += [vs("weight_grad", l, p.tile_ids, n_local=p.n_local, source="own"),
+                                 vs("input_grad", l, p.tile_ids, n_local=p.n_local, source="own")]
+        if part_len[l]:
+            length = part_len[l]
             grp = np.searchsorted(plan.group_starts, np.arange(p.tiles), side="right") - 1
             s1_index = np.arange(B)[:, None] * len(plan.group_starts) + grp[None, :]
-            bwd_p1.append(point_to_point(f"L{l}.partials", np.tile(p.tile_ids, B),
-                                         plan.stage1_tiles[s1_index.ravel()], K_in * F32))
-            bwd_p2.append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
-                                         p.sample_tile(B)[plan.stage1_job[0]], K_in * F32))
-            bwd_red1.append(vs("partial_reduce", l, plan.stage1_tiles, inputs=plan.group_sizes[plan.stage1_job[1]],
-                               length=K_in, stage=1, group_starts=plan.group_starts))
-            bwd_red2.append(vs("partial_reduce", l, p.sample_tile(B), inputs=np.full(B, len(plan.group_starts)),
-                               length=K_in, stage=2))
-    body = [Superstep("bwd.neuron", "backward", tuple(bwd_neuron), tuple(bwd_grads), sync)]
-    if bwd_red1:
-        body += [Superstep("bwd.reduce1", "backward", tuple(bwd_red1), tuple(bwd_p1), sync),
-                 Superstep("bwd.reduce2", "backward", tuple(bwd_red2), tuple(bwd_p2), sync)]
-    backward = Loop("backward", T, tuple(body), reverse=True)
+            bwd["p1"][l].append(point_to_point(f"L{l}.partials", np.tile(p.tile_ids, B),
+                                               plan.stage1_tiles[s1_index.ravel()], length * e))
+            bwd["p2"][l].append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
+                                               p.sample_tile(B)[plan.stage1_job[0]], length * e))
+            bwd["red1"][l].append(vs("partial_reduce", l, plan.stage1_tiles,
+                                     inputs=plan.group_sizes[plan.stage1_job[1]], length=length, stage=1,
+                                     group_starts=plan.group_starts))
+            bwd["red2"][l].append(vs("partial_reduce", l, p.sample_tile(B), inputs=np.full(B, len(plan.group_starts)),
+                                     length=length, stage=2))
+    fwd_or_bwd = bwd
+    bwd_order = [list(range(1, L + 1))] if delay == 1 else [[l] for l in range(L, 0, -1)]
+    backward = Loop("backward", T, tuple(steps("bwd", (("neuron", "neuron", "grads"), ("reduce1", "red1", "p1"),
+                                                       ("reduce2", "red2", "p2")), bwd_order, "backward")),
+                    reverse=True)
 
-    upd_copies = tuple(vs("grad_copies_reduce", l, p.tile_ids, elements=sizes[l - 1] * p.n_local, copies=W)
+    elements = [trainable_per_neuron(s, b, n_in, p.neurons) * p.n_local
+                for s, b, n_in, p in zip(specs, st.bias, sizes[:-1], layout.layers)]
+    upd_copies = tuple(vs("grad_copies_reduce", l, p.tile_ids, elements=elements[l - 1], copies=W)
                        for l, p in enumerate(layout.layers, start=1))
-    upd_opt = tuple(vs(optimizer, l, p.tile_ids, elements=sizes[l - 1] * p.n_local, copies=W)
+    upd_opt = tuple(vs(optimizer, l, p.tile_ids, elements=elements[l - 1], copies=W)
                     for l, p in enumerate(layout.layers, start=1))
     schedule = [io, forward, loss, loss_back, backward,
                 Superstep("update.copies", "update", upd_copies, (), sync),
@@ -213,19 +364,25 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
 
     program = Program(system, layout, T, B, tensors, schedule, optimizer,
                       meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": scan_chunk,
-                            "loss_tile": loss_tile, "model": describe_sizes(sizes)})
-    # code and vertex state, per codelet per tile
+                            "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
+                            "precision": precision, "delay": delay})
+    finish_program(program)
+    return program
+
+
+def finish_program(program: Program) -> None:
+    """Add code and vertex state (per codelet per tile) and exchange code to the memory plan."""
     vertex_counts: dict[str, np.ndarray] = {}
+    tiles = program.system.tiles
     for step in program.supersteps():
         for v in step.compute:
-            arr = vertex_counts.setdefault(v.codelet, np.zeros(system.tiles, dtype=np.int64))
+            arr = vertex_counts.setdefault(v.codelet, np.zeros(tiles, dtype=np.int64))
             np.add.at(arr, v.tiles, 1)
     for name, counts in vertex_counts.items():
         fp = CODELETS[name].footprint(counts)
         hit = np.flatnonzero(fp)
-        tensors.append(TensorAlloc(f"code.{name}", "code", hit, fp[hit]))
-    tensors.append(exchange_code(program))
-    return program
+        program.tensors.append(TensorAlloc(f"code.{name}", "code", hit, fp[hit]))
+    program.tensors.append(exchange_code(program))
 
 
 __all__ = ["compile_program", "check_fits", "Layout"]

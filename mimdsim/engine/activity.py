@@ -4,16 +4,19 @@
   (spike counts emerge from the dynamics; loss and gradients are exact);
 * :class:`RateSource` runs no numerics and draws the same counts from given activities.
 
-Both return the same dictionaries, which the engine hands to the same cost code.
+Both return the same dictionaries, which the engine hands to the same cost code. Vertex
+sets are dispatched by their ``role`` (the neuron forward and backward codelets of every
+model) or else by their codelet name.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from kernels import bptt, lif, loss as loss_k, optim, reduce, spikes
+from kernels import bptt, lif, loss as loss_k, reduce, spikes
 from kernels.tile import worker_of_sample
 
 from ..program import Program, VertexSet
+from ..snn.network import Structure
 
 
 class _Stats:
@@ -41,16 +44,24 @@ class _Source:
         self.L = len(sizes) - 1
         self.layout = program.layout
         self.chunk = program.meta["scan_chunk"]
+        st: Structure | None = program.meta.get("structure")
+        self.delay = st.delay if st is not None else 1
+        self.specs = st.layers if st is not None else None
         self.stats = _Stats(self.T, self.B, self.L)
         self.loss = None
         self.grads = None
 
     def work(self, vs: VertexSet, t):
+        role = vs.geometry.get("role")
+        if role is not None:
+            return getattr(self, role)(vs, t)
         return getattr(self, vs.codelet)(vs, t)
 
     # Static codelets do no data-dependent work in the rate source.
     def count_cross_entropy(self, vs, t):
         return {}
+
+    readout_loss = count_cross_entropy
 
     def partial_reduce(self, vs, t):
         return {}
@@ -63,30 +74,60 @@ class _Source:
 
     adam = sgd
 
-    # Lists the layer reads.
+    # Lists a layer reads.
+    def _in_step(self, l, t):
+        """The step of layer l-1's list that layer l reads at step t (None: nothing yet)."""
+        if l == 1 or self.delay == 0:
+            return t
+        return t - 1 if t >= 1 else None
+
     def _input_list_len(self, l, t, which):
         """Spikes (which=0) or listed ids (which=1) of the list layer l reads at step t."""
         arr = self.stats.kept if which == 0 else self.stats.listed
-        if l == 1:
-            return arr[0][t]
-        return arr[l - 1][t - 1] if t >= 1 else np.zeros(self.B, dtype=np.int64)
+        ts = self._in_step(l, t)
+        return arr[l - 1][ts] if ts is not None else np.zeros(self.B, dtype=np.int64)
+
+    def _own_list_len(self, l, t, which):
+        """Spikes or listed ids of layer l's own list of step t - 1 (all-to-all recurrence)."""
+        arr = self.stats.kept if which == 0 else self.stats.listed
+        return arr[l][t - 1] if t >= 1 else np.zeros(self.B, dtype=np.int64)
+
+    def _a2a(self, l):
+        return self.specs is not None and self.specs[l - 1].recurrence == "all-to-all"
+
+
+def _round16(x):
+    """Round in place to the nearest float16 value (a store to fp16 SRAM)."""
+    x[...] = x.astype(np.float16)
+    return x
 
 
 class ExecutionSource(_Source):
-    """Real numerics on real inputs, through the codelets' functional implementations."""
+    """Real numerics on real inputs, through the codelets' functional implementations.
+
+    With ``precision="fp16"`` every value a codelet stores (weights, states, histories,
+    adjoints, dI, partials) is rounded to float16; arithmetic inside a codelet is float32.
+    Weight-gradient accumulators are rounded once, when the step's gradient is formed.
+    """
 
     mode = "execution"
 
     def __init__(self, program, net, inputs, labels, *, seed=0, optimizer=None):
         super().__init__(program, net.sizes, net.capacities)
         T, B, L = self.T, self.B, self.L
-        dt = net.dtype
+        self.fp16 = program.meta.get("precision", "fp32") == "fp16"
+        dt = np.float32 if self.fp16 else net.dtype
         self.dt = dt
-        p = net.neuron
-        self.alpha, self.c, self.theta1 = dt(p.alpha), dt(p.c), dt(p.theta1)
-        self.theta2, self.beta = dt(p.theta2), dt(p.surrogate_beta)
+        self.net = net
+        self.specs = net.specs
+        self.readout = net.readout
         self.random = [net.input_overflow == "random"] + [net.overflow == "random"] * L
-        self.W = net.weights
+        self.W = net.weights if not self.fp16 else [_round16(w.astype(dt)) for w in net.weights]
+        self.bias = [None if b is None else (b.astype(dt) if not self.fp16 else _round16(b.astype(dt)))
+                     for b in net.biases]
+        self.rec = [None if r is None else (r.astype(dt) if not self.fp16 else _round16(r.astype(dt)))
+                    for r in net.recurrent]
+        self.rec_b = [None if r is None else r.astype(dt) for r in net.recurrent_biases]
         self.labels = labels
         self.optimizer = optimizer
         self.seed = int(seed)
@@ -101,35 +142,131 @@ class ExecutionSource(_Source):
         self.ids = [ids0.reshape(T, B, K0)]
         self.stats.record(0, slice(None), cnt0[:, 0].reshape(T, B), cnt0[:, 1].reshape(T, B),
                           drop0[:, 0].reshape(T, B), drop0[:, 1].reshape(T, B))
-        self.U = [None] + [np.zeros((T, B, n), dtype=dt) for n in self.sizes[1:]]
         self.ids += [np.full((T, B, K), -1, dtype=np.int32) for K in self.capacities[1:]]
-        self.dU = [None] + [np.zeros((B, n), dtype=dt) for n in self.sizes[1:]]
+        self.p = [None] + [self._params(l) for l in range(1, L + 1)]
+        # state histories: u (before a same-step reset), m (after), syn / exc / inh
+        z = lambda n: np.zeros((T, B, n), dtype=dt)  # noqa: E731
+        self.U, self.M, self.Syn, self.Exc, self.Inh = [None], [None], [None], [None], [None]
+        for spec, n in zip(self.specs, self.sizes[1:]):
+            u = z(n)
+            self.U.append(u)
+            self.M.append(u if spec.reset_delay else z(n))
+            self.Syn.append(z(n) if spec.model == "synaptic" else None)
+            self.Exc.append(z(n) if spec.model == "alpha" else None)
+            self.Inh.append(z(n) if spec.model == "alpha" else None)
+        self.I = [None] + [np.zeros((B, n), dtype=dt) for n in self.sizes[1:]]
+        # backward: adjoint carries, dI, pending list gradients, partials
+        self.dm = [None] + [np.zeros((B, n), dtype=dt) for n in self.sizes[1:]]
+        self.ds = [None] + [np.zeros((B, n), dtype=dt) if s.model in ("synaptic", "alpha") else None
+                            for s, n in zip(self.specs, self.sizes[1:])]
+        self.dh = [None] + [np.zeros((B, n), dtype=dt) if s.model == "alpha" else None
+                            for s, n in zip(self.specs, self.sizes[1:])]
         self.dI = [None] + [np.zeros((B, n), dtype=dt) for n in self.sizes[1:]]
-        self.dS = [None] + [np.zeros((B, K), dtype=dt) for K in self.capacities[1:]]
+        self.work_du = [None] + [np.zeros((B, n), dtype=dt) for n in self.sizes[1:]]
+        self.work_dmdS = [None] + [np.zeros((B, n), dtype=dt) for n in self.sizes[1:]]
+        self.pending = [dict() for _ in range(L + 1)]  # l -> {t: dS[B, K] aligned with ids[l][t]}
+        self.pending_dense = [dict() for _ in range(L + 1)]  # one-to-one recurrence: {t: dS[B, n]}
         workers = program.system.chip.workers
         self.worker = worker_of_sample(B, workers)
         self.dW_copies = [None] + [np.zeros((workers, a, b), dtype=dt) for a, b in zip(self.sizes[:-1], self.sizes[1:])]
+        self.dV_copies = [None] + [np.zeros((workers,) + r.shape, dtype=dt) if r is not None and r.ndim == 2 else None
+                                   for r in self.rec]
+        self.g_extra = [None] + [dict() for _ in range(L)]  # float64 accumulators: bias, V, v_b, beta, theta
         self.counts = np.zeros((B, self.sizes[-1]), dtype=np.int64)
         self.P = [None] * (L + 1)
         self.P1 = [None] * (L + 1)
-        self.dLdC = None
+        self.dL = None  # the loss's gradient (dL/dC, dL/dS[t] or dL/dM[t])
+        self.mem_max_needed = net.readout.on_membrane
         self.grads = [None] * L
+        self.param_grads = [dict() for _ in range(L)]
 
+    def _params(self, l):
+        """Effective per-neuron parameter arrays of layer l (current learnable values, clamped)."""
+        spec, n, dt = self.specs[l - 1], self.sizes[l], self.dt
+        cur = self.net.neuron_params[l - 1]
+        full = lambda v: np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=dt), (n,)))  # noqa: E731
+        raw_beta = cur.get("beta", spec.beta if spec.model != "lapicque" else None)
+        p = {"theta": full(cur.get("threshold", spec.threshold)), "gain": full(spec.input_gain())}
+        if spec.model == "lapicque":
+            p["decay"] = full(spec.decay())
+            p["beta_mask"] = np.zeros(n)
+        else:
+            rb = np.broadcast_to(np.asarray(raw_beta, dtype=np.float64), (n,))
+            p["decay"] = full(np.clip(np.asarray(raw_beta, dtype=dt), 0, 1))
+            p["beta_mask"] = ((rb >= 0) & (rb <= 1)).astype(np.float64)  # torch.clamp passes grads inside
+        if spec.alpha is not None:
+            p["alpha"] = full(np.clip(np.asarray(spec.alpha, dtype=dt), 0, 1))
+        if spec.model == "alpha":
+            a = p["alpha"].astype(np.float64 if dt == np.float64 else np.float32)
+            b = p["decay"].astype(a.dtype)
+            la, lb = np.log(a), np.log(b)
+            p["tau"] = full(la / (lb - la) + 1)
+            p["dtau_dbeta"] = full(-la / (lb - la) ** 2 / b)
+        p["theta2"] = np.full(n, spec.theta2, dtype=dt)
+        p["surrogate"] = spec.surrogate.code()
+        return p
+
+    # ---- lists ---------------------------------------------------------------------------
     def _in_list(self, l, t):
-        if l == 1:
-            return self.ids[0][t]
-        if t >= 1:
-            return self.ids[l - 1][t - 1]
-        return np.zeros((self.B, self.capacities[l - 1]), dtype=np.int32)
+        ts = self._in_step(l, t)
+        if ts is None:
+            return np.zeros((self.B, self.capacities[l - 1]), dtype=np.int32)
+        return self.ids[l - 1][ts]
 
-    # forward
-    def lif_forward(self, vs, t):
+    def _own_list(self, l, t):
+        if t >= 1:
+            return self.ids[l][t - 1]
+        return np.zeros((self.B, self.capacities[l]), dtype=np.int32)
+
+    def _spikes_prev(self, l, t):
+        """Layer l's own spikes of step t - 1, dense ``[B, n]`` (one-to-one recurrence)."""
+        if t < 1:
+            return np.zeros((self.B, self.sizes[l]), dtype=self.dt)
+        return (self.U[l][t - 1] > self.p[l]["theta"]).astype(self.dt)
+
+    # ---- forward -------------------------------------------------------------------------
+    def forward(self, vs, t):
         l = vs.layer
+        spec, p, dt = self.specs[l - 1], self.p[l], self.dt
         n_spk = self._input_list_len(l, t, 0)
-        U_prev = self.U[l][t - 1] if t > 0 else np.zeros_like(self.U[l][0])
-        lif.lif_forward(self.W[l - 1], U_prev, self._in_list(l, t), n_spk, self.alpha, self.c, self.theta1,
-                        self.U[l][t])
-        return {"in_spikes": n_spk}
+        I = self.I[l]
+        lif.gather_rows(self.W[l - 1], self._in_list(l, t), n_spk, I, False)
+        rows = n_spk
+        if self.bias[l - 1] is not None:
+            I += self.bias[l - 1]
+        if spec.recurrence == "one-to-one":
+            I += self.rec[l - 1] * self._spikes_prev(l, t)
+        elif spec.recurrence == "all-to-all":
+            own = self._own_list_len(l, t, 0)
+            lif.gather_rows(self.rec[l - 1], self._own_list(l, t), own, I, True)
+            I += self.rec_b[l - 1]
+            rows = rows + own
+        zero = np.zeros_like(I)
+        m_prev = self.M[l][t - 1] if t > 0 else zero
+        reset = lif.RESET_CODES[spec.reset]
+        u, m = self.U[l][t], self.M[l][t]
+        if spec.model in ("leaky", "lapicque"):
+            lif.leaky_update(I, p["gain"], m_prev, p["decay"], p["theta"], reset, spec.zero_resets_everything,
+                             spec.reset_delay, u, m)
+        elif spec.model == "synaptic":
+            s_prev = self.Syn[l][t - 1] if t > 0 else zero
+            lif.synaptic_update(I, p["gain"], s_prev, m_prev, p["alpha"], p["decay"], p["theta"], reset,
+                                spec.reset_delay, self.Syn[l][t], u, m)
+            if self.fp16:
+                _round16(self.Syn[l][t])
+        else:
+            e_prev = self.Exc[l][t - 1] if t > 0 else zero
+            h_prev = self.Inh[l][t - 1] if t > 0 else zero
+            lif.alpha_update(I, p["gain"], e_prev, h_prev, m_prev, p["alpha"], p["decay"], p["tau"], p["theta"],
+                             reset, self.Exc[l][t], self.Inh[l][t], u)
+            if self.fp16:
+                _round16(self.Exc[l][t])
+                _round16(self.Inh[l][t])
+        if self.fp16:
+            _round16(u)
+            if m is not u:
+                _round16(m)
+        return {"in_spikes": rows}
 
     def spike_scan(self, vs, t):
         l = vs.layer
@@ -138,8 +275,9 @@ class ExecutionSource(_Source):
         drop = np.empty((B, 2), dtype=np.int64)
         flagged = np.empty((B, vs.geometry["chunks"]), dtype=np.int64)
         seed = (self.seed * 1_000_003 + l * self.T + t) % (2 ** 32)
-        spikes.spike_lists(self.U[l][t], self.theta1, self.theta2, K, self.chunk, vs.geometry["cap"],
-                           self.random[l], seed, self.ids[l][t], cnt, drop, flagged)
+        p = self.p[l]
+        spikes.spike_lists_per_neuron(self.U[l][t], p["theta"], p["theta2"], K, self.chunk, vs.geometry["cap"],
+                                      self.random[l], seed, self.ids[l][t], cnt, drop, flagged)
         self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
         return {"entries": np.minimum(flagged, vs.geometry["cap"])}
 
@@ -153,60 +291,208 @@ class ExecutionSource(_Source):
         return {"spikes": kept}
 
     def count_cross_entropy(self, vs, t):
-        self.loss, self.dLdC = loss_k.count_cross_entropy(self.counts, self.labels)
+        r, L, T = self.readout, self.L, self.T
+        kw = dict(timesteps=T, classes=r.num_classes, correct_rate=r.correct_rate, incorrect_rate=r.incorrect_rate)
+        if r.loss in ("ce_count", "mse_count"):
+            self.loss, self.dL = loss_k.readout_loss(r.loss, self.labels, counts=self.counts, **kw)
+        elif r.loss == "ce_rate":
+            S = np.zeros((T, self.B, self.sizes[-1]))
+            k = np.arange(self.capacities[-1])
+            tt, bb, kk = np.nonzero(k[None, None, :] < self.stats.kept[L][..., None])
+            S[tt, bb, self.ids[L][tt, bb, kk]] = 1.0
+            self.loss, self.dL = loss_k.readout_loss("ce_rate", self.labels, spikes=S, **kw)
+        else:
+            self.loss, self.dL = loss_k.readout_loss(r.loss, self.labels, membrane=self.M[L], **kw)
         return {}
 
-    # backward
-    def surrogate_scatter(self, vs, t):
-        l = vs.layer
+    readout_loss = count_cross_entropy
+
+    # ---- backward ------------------------------------------------------------------------
+    def _list_gradient(self, l, t):
+        """dS aligned with layer l's list at step t: from the loss (output layer), the next
+        layer's input gradient and the layer's own all-to-all recurrence."""
         ids, listed = self.ids[l][t], self.stats.listed[l][t]
         live = np.arange(ids.shape[1])[None, :] < listed[:, None]
-        if l == self.L:
-            dS = np.where(live, self.dLdC[np.arange(self.B)[:, None], np.maximum(ids, 0)], 0).astype(self.dt)
+        dS = self.pending[l].pop(t, None)
+        if dS is None:
+            dS = np.zeros(ids.shape, dtype=self.dt)
+        if l == self.L and self.readout.loss in ("ce_count", "mse_count", "ce_rate") and self.specs[-1].spiking:
+            g = self.dL if self.readout.loss != "ce_rate" else self.dL[t]
+            dS = dS + np.where(live, g[np.arange(self.B)[:, None], np.maximum(ids, 0)], 0).astype(self.dt)
+        return dS, ids, listed, live
+
+    def scatter(self, vs, t):
+        l = vs.layer
+        spec, p, dt, B = self.specs[l - 1], self.p[l], self.dt, self.B
+        n = self.sizes[l]
+        if spec.spiking:
+            dS, ids, listed, live = self._list_gradient(l, t)
         else:
-            dS = self.dS[l] if t < self.T - 1 else np.zeros_like(self.dS[l])
-        bptt.surrogate_scatter(self.dU[l], dS, ids, listed, self.U[l][t], self.alpha, self.c, self.theta1,
-                               self.beta, self.dI[l])
-        p = self.layout.layers[l - 1]
-        b = np.broadcast_to(np.arange(self.B)[:, None], ids.shape)
-        own = np.zeros((p.tiles, self.B), dtype=np.int64)
-        np.add.at(own, (p.local_tile(ids[live]), b[live]), 1)
+            ids = np.zeros((B, 1), dtype=np.int32)
+            listed = np.zeros(B, dtype=np.int64)
+            dS = np.zeros((B, 1), dtype=dt)
+            live = np.zeros((B, 1), dtype=bool)
+        dSd = self.pending_dense[l].pop(t, None)
+        if dSd is None:
+            dSd = np.zeros((B, n), dtype=dt)
+        dm = self.dm[l]
+        if l == self.L and self.readout.on_membrane:
+            dm += self.dL[t].astype(dt)
+        zero = np.zeros((B, n), dtype=dt)
+        m_prev = self.M[l][t - 1] if t > 0 else zero
+        reset = lif.RESET_CODES[spec.reset]
+        kind, p1, p2 = p["surrogate"]
+        dbeta, dtheta = np.zeros(n), np.zeros(n)
+        du, dmdS, dI = self.work_du[l], self.work_dmdS[l], self.dI[l]
+        ing = spec.reset_in_gradient
+        if spec.model in ("leaky", "lapicque"):
+            bptt.leaky_backward(dm, dS, ids, listed, dSd, self.U[l][t], m_prev, p["gain"], p["decay"], p["theta"],
+                                reset, spec.zero_resets_everything, spec.reset_delay, ing, kind, p1, p2,
+                                du, dmdS, dI, dbeta, dtheta)
+        elif spec.model == "synaptic":
+            bptt.synaptic_backward(dm, self.ds[l], dS, ids, listed, dSd, self.U[l][t], m_prev, p["gain"], p["alpha"],
+                                   p["decay"], p["theta"], reset, spec.reset_delay, ing, kind, p1, p2, du, dmdS, dI,
+                                   dbeta, dtheta)
+        else:
+            e_prev = self.Exc[l][t - 1] if t > 0 else zero
+            h_prev = self.Inh[l][t - 1] if t > 0 else zero
+            bptt.alpha_backward(dm, self.ds[l], self.dh[l], dS, ids, listed, dSd, self.U[l][t], m_prev, e_prev,
+                                h_prev, p["gain"], p["alpha"], p["decay"], p["tau"], p["dtau_dbeta"], p["theta"],
+                                reset, ing, spec.learn_beta, kind, p1, p2, du, dmdS, dI, dbeta, dtheta)
+            dm[...] = 0  # m[t - 1] feeds step t only through the detached reset
+        if self.fp16:
+            for arr in (dm, self.ds[l], self.dh[l], dI):
+                if arr is not None:
+                    _round16(arr)
+        g = self.g_extra[l]
+        if spec.learn_beta:
+            g["beta"] = g.get("beta", 0) + dbeta * p["beta_mask"]
+        if spec.learn_threshold:
+            g["threshold"] = g.get("threshold", 0) + dtheta
+        if self.bias[l - 1] is not None:
+            g["bias"] = g.get("bias", 0) + dI.sum(axis=0, dtype=np.float64)
+        if spec.recurrence == "one-to-one" and t >= 1:
+            S_prev = self._spikes_prev(l, t)
+            g["recurrent"] = g.get("recurrent", 0) + (S_prev * dI).sum(axis=0, dtype=np.float64)
+            self.pending_dense[l][t - 1] = (self.rec[l - 1] * dI).astype(dt)
+        if spec.recurrence == "all-to-all":
+            g["recurrent_bias"] = g.get("recurrent_bias", 0) + dI.sum(axis=0, dtype=np.float64)
+        self.P[l] = {}
+        pl = self.layout.layers[l - 1]
+        b = np.broadcast_to(np.arange(B)[:, None], ids.shape)
+        own = np.zeros((pl.tiles, B), dtype=np.int64)
+        np.add.at(own, (pl.local_tile(ids[live]), b[live]), 1)
         return {"listed": listed, "own_listed": own}
 
     def weight_grad(self, vs, t):
         l = vs.layer
-        n_spk = self._input_list_len(l, t, 0)
-        bptt.weight_grad(self.dW_copies[l], self.worker, self._in_list(l, t), n_spk, self.dI[l])
+        if vs.geometry.get("source") == "own":
+            n_spk = self._own_list_len(l, t, 0)
+            bptt.weight_grad(self.dV_copies[l], self.worker, self._own_list(l, t), n_spk, self.dI[l])
+        else:
+            n_spk = self._input_list_len(l, t, 0)
+            bptt.weight_grad(self.dW_copies[l], self.worker, self._in_list(l, t), n_spk, self.dI[l])
         return {"in_spikes": n_spk}
 
     def input_grad(self, vs, t):
         l = vs.layer
-        listed = self._input_list_len(l, t, 1)
-        p = self.layout.layers[l - 1]
-        P = np.zeros((self.B, self.capacities[l - 1], p.tiles), dtype=self.dt)
-        bptt.input_grad_partials(self.W[l - 1], self._in_list(l, t), listed, self.dI[l], p.neuron_starts, P)
-        self.P[l] = P
+        pl = self.layout.layers[l - 1]
+        if vs.geometry.get("source") == "own":
+            listed = self._own_list_len(l, t, 1)
+            W, in_ids, K = self.rec[l - 1], self._own_list(l, t), self.capacities[l]
+        else:
+            listed = self._input_list_len(l, t, 1)
+            W, in_ids, K = self.W[l - 1], self._in_list(l, t), self.capacities[l - 1]
+        P = np.zeros((self.B, K, pl.tiles), dtype=self.dt)
+        bptt.input_grad_partials(W, in_ids, listed, self.dI[l], pl.neuron_starts, P)
+        if self.fp16:
+            _round16(P)
+        self.P[l][vs.geometry.get("source", "input")] = P
         return {"in_listed": listed}
 
     def partial_reduce(self, vs, t):
         l = vs.layer
         if vs.geometry["stage"] == 1:
-            self.P1[l] = reduce.reduce_groups(self.P[l], vs.geometry["group_starts"])
-        else:
-            self.dS[l - 1] = self.P1[l].sum(axis=-1)  # dS of layer l-1's list at t-1
+            parts = [self.P[l][k] for k in ("input", "own") if k in self.P[l]]
+            P = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+            self.P1[l] = reduce.reduce_groups(P, vs.geometry["group_starts"])
+            return {}
+        dS = self.P1[l].sum(axis=-1)
+        split = 0
+        if "input" in self.P[l]:
+            split = self.capacities[l - 1]
+            ts = self._in_step(l, t)
+            if ts is not None:
+                self._add_pending(l - 1, ts, dS[:, :split])
+        if "own" in self.P[l] and t >= 1:
+            self._add_pending(l, t - 1, dS[:, split:])
         return {}
 
-    # update
+    def _add_pending(self, l, t, dS):
+        cur = self.pending[l].get(t)
+        dS = dS.astype(self.dt)
+        if self.fp16:
+            _round16(dS)
+        self.pending[l][t] = dS if cur is None else cur + dS
+
+    # ---- update --------------------------------------------------------------------------
     def grad_copies_reduce(self, vs, t):
-        self.grads[vs.layer - 1] = reduce.reduce_copies(self.dW_copies[vs.layer])
+        l = vs.layer
+        dt = self.net.dtype
+        self.grads[l - 1] = reduce.reduce_copies(self.dW_copies[l]).astype(dt, copy=False)
+        if self.fp16:
+            self.grads[l - 1] = _round16(self.grads[l - 1].copy())
+        spec = self.specs[l - 1]
+        pg = {"weight": self.grads[l - 1]}
+        g = self.g_extra[l]
+        if "bias" in g:
+            pg["bias"] = g["bias"].astype(dt)
+        if spec.recurrence == "all-to-all":
+            pg["recurrent"] = reduce.reduce_copies(self.dV_copies[l]).astype(dt, copy=False)
+            pg["recurrent_bias"] = g["recurrent_bias"].astype(dt)
+        if spec.recurrence == "one-to-one":
+            gv = g.get("recurrent", np.zeros(self.sizes[l]))
+            pg["recurrent"] = (gv.sum() if self.net.recurrent[l - 1].ndim == 0 else gv).astype(dt)
+        for key in ("beta", "threshold"):
+            if key in g:
+                cur = self.net.neuron_params[l - 1][key]
+                pg[key] = np.asarray(g[key].sum() if cur.ndim == 0 else g[key], dtype=dt)
+        self.param_grads[l - 1] = pg
         return {}
 
     def sgd(self, vs, t):
         if self.optimizer is not None:
-            self.optimizer.apply(vs.layer - 1, self.W[vs.layer - 1], self.grads[vs.layer - 1])
+            i = vs.layer - 1
+            self.optimizer.apply(i, self.net.weights[i], self.grads[i])
+            spec, pg = self.specs[i], self.param_grads[i]
+            targets = {"bias": self.net.biases[i], "beta": self.net.neuron_params[i].get("beta"),
+                       "threshold": self.net.neuron_params[i].get("threshold")}
+            if spec.learn_recurrent:
+                targets["recurrent"] = self.net.recurrent[i]
+                targets["recurrent_bias"] = self.net.recurrent_biases[i]
+            for key, w in targets.items():
+                if w is not None and key in pg:
+                    self.optimizer.apply((i, key), w, pg[key])
         return {}
 
     adam = sgd
+
+    # ---- results -------------------------------------------------------------------------
+    def traces(self):
+        """Per neuron layer: ``mem`` (membrane after any reset, as snnTorch returns it),
+        ``spk`` (spikes H(u - theta), before list truncation) and the synaptic states."""
+        out = []
+        for l in range(1, self.L + 1):
+            spec = self.specs[l - 1]
+            d = {"mem": self.M[l], "u": self.U[l]}
+            if spec.spiking:
+                d["spk"] = (self.U[l] > self.p[l]["theta"]).astype(self.dt)
+            if spec.model == "synaptic":
+                d["syn"] = self.Syn[l]
+            if spec.model == "alpha":
+                d["syn_exc"], d["syn_inh"] = self.Exc[l], self.Inh[l]
+            out.append(d)
+        return out
 
 
 class RateSource(_Source):
@@ -214,8 +500,8 @@ class RateSource(_Source):
 
     ``activity[l]``: fraction of layer l's neurons that spike per step (l = 0 is the
     input); ``candidate_activity[l]``: fraction of the rest between theta2 and theta1.
-    Layer l cannot fire before its input arrives (one-step delay): steps t < l - 1 are
-    silent. Lists truncate at K (lowest-index or random alike: only counts matter here).
+    With the one-step delay layer l cannot fire before its input arrives: steps t < l - 1
+    are silent. Lists truncate at K (lowest-index or random alike: only counts matter here).
     """
 
     mode = "rate"
@@ -232,13 +518,16 @@ class RateSource(_Source):
         kept = np.minimum(s, K0)
         self.stats.record(0, slice(None), kept, kept, s - kept, np.zeros_like(s))
 
-    def lif_forward(self, vs, t):
-        return {"in_spikes": self._input_list_len(vs.layer, t, 0)}
+    def forward(self, vs, t):
+        rows = self._input_list_len(vs.layer, t, 0)
+        if self._a2a(vs.layer):
+            rows = rows + self._own_list_len(vs.layer, t, 0)
+        return {"in_spikes": rows}
 
     def spike_scan(self, vs, t):
         l = vs.layer
         n, K, B = self.sizes[l], self.capacities[l], self.B
-        if t < l - 1:
+        if self.delay == 1 and t < l - 1:
             s = c = np.zeros(B, dtype=np.int64)
         else:
             s = self.rng.binomial(n, self.activity[l], size=B)
@@ -257,7 +546,7 @@ class RateSource(_Source):
     def count_spikes(self, vs, t):
         return {"spikes": self.stats.kept[vs.layer][t]}
 
-    def surrogate_scatter(self, vs, t):
+    def scatter(self, vs, t):
         l = vs.layer
         p = self.layout.layers[l - 1]
         listed = self.stats.listed[l][t]
@@ -265,7 +554,11 @@ class RateSource(_Source):
         return {"listed": listed, "own_listed": own.T}
 
     def weight_grad(self, vs, t):
+        if vs.geometry.get("source") == "own":
+            return {"in_spikes": self._own_list_len(vs.layer, t, 0)}
         return {"in_spikes": self._input_list_len(vs.layer, t, 0)}
 
     def input_grad(self, vs, t):
+        if vs.geometry.get("source") == "own":
+            return {"in_listed": self._own_list_len(vs.layer, t, 1)}
         return {"in_listed": self._input_list_len(vs.layer, t, 1)}

@@ -14,18 +14,23 @@ from ..program import VertexSet
 def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):
     """(tiles, cycles) of one vertex set for one step."""
     g, name = vs.geometry, vs.codelet
-    if name == "lif_forward":
-        return vs.tiles, lif.lif_forward_cycles(g["n_local"], work["in_spikes"], tile)
+    role = g.get("role")
+    if role == "forward" or name == "lif_forward":
+        return vs.tiles, lif.lif_forward_cycles(g["n_local"], work["in_spikes"], tile,
+                                                g.get("update", lif.UPDATE_PER_VECTOR))
+    if role == "scatter" or name == "surrogate_scatter":
+        return vs.tiles, bptt.surrogate_scatter_cycles(g["n_local"], work["listed"], work["own_listed"], tile,
+                                                       g.get("carry", bptt.CARRY_PER_VECTOR),
+                                                       g.get("own", bptt.SCATTER_OWN_PER_ID))
     if name == "spike_scan":  # vs.tiles: one entry per (sample, chunk) job
         return spikes.spike_scan_cycles(vs.tiles, g["widths"], work["entries"].ravel(), tile)
     if name == "spike_combine":
         return spikes.spike_combine_cycles(vs.tiles, g["partials"], work["listed"], tile, work.get("random", False))
     if name == "count_spikes":
         return loss.count_cycles(vs.tiles, work["spikes"], tile)
-    if name == "count_cross_entropy":
-        return vs.tiles, loss.loss_cycles(g["batch"], g["classes"], tile)
-    if name == "surrogate_scatter":
-        return vs.tiles, bptt.surrogate_scatter_cycles(g["n_local"], work["listed"], work["own_listed"], tile)
+    if name in ("count_cross_entropy", "readout_loss"):
+        return vs.tiles, loss.loss_cycles(g["batch"], g["classes"], tile, g.get("kind", "ce_count"),
+                                          g.get("outputs"), g.get("timesteps", 1), g.get("listed", 0))
     if name == "weight_grad":
         return vs.tiles, bptt.weight_grad_cycles(g["n_local"], work["in_spikes"], tile)
     if name == "input_grad":
@@ -41,4 +46,4 @@ def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):
     raise KeyError(f"no cost route for codelet {name!r}")
 
 
-STATIC = {"count_cross_entropy", "partial_reduce", "grad_copies_reduce", "sgd", "adam"}
+STATIC = {"count_cross_entropy", "readout_loss", "partial_reduce", "grad_copies_reduce", "sgd", "adam"}

@@ -25,7 +25,7 @@ def run_program(program: Program, source, *, timeline: list | None = None, progr
     every loop iteration.
     """
     system = program.system
-    tile = Tile.of(system.chip)
+    tile = Tile.of(system.chip, program.meta.get("precision", "fp32"))
     n_tiles = system.tiles
     cycles = empty_cycles()
     per_step: dict[str, dict] = {}
