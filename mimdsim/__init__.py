@@ -13,12 +13,15 @@ from .gpu import GpuSpec, SystolicSpec, systolic
 from .gpu import gpu as gpu_spec
 from .optim import SGD, Adam
 from .simulate import Run, simulate
-from .snn import LIFParams, Network
+from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)
+from .snn import LIFParams, Network, NeuronSpec, Readout, Surrogate
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "Network", "LIFParams", "simulate", "Run",
+    "ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "Network", "LIFParams", "NeuronSpec", "Surrogate",
+    "Readout", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
     "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
+    "workloads",
 ]
