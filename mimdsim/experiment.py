@@ -155,6 +155,9 @@ def _locate(values, error: MimdsimError) -> MimdsimError:
 
 def execute(values: dict, command: str, *, out=print):
     """Run the settings (``simulate`` or ``compare``), print the table and write the outputs."""
+    if values.get("workload.name", "snn") != "snn":  # Kalman track fitting or MLP inference
+        from .workloads.cli import execute_workload
+        return execute_workload(values, out=out)
     from .report.outputs import write_outputs
 
     try:

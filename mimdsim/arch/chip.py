@@ -55,6 +55,9 @@ class ChipSpec:
     link_latency_s: float = 1e-6  # one-way, per cross-chip exchange (unknown; assumption)
     host_bytes_per_second: float = PCIE_GEN4_X16  # one direction
     host_latency_s: float = 1.5e-6  # per host stream in a step (unknown; assumption)
+    # Fixed cost of one program run started from the host (runtime, PCIe doorbell, host syncs at
+    # start and end): TRACKR's intercept, an upper bound (docs/cost-model.md; docs/workloads.md).
+    run_launch_s: float = 192e-6
 
     def __post_init__(self) -> None:
         ints = {
@@ -76,7 +79,7 @@ class ChipSpec:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a positive finite number")
-        for name in ("link_latency_s", "host_latency_s"):
+        for name in ("link_latency_s", "host_latency_s", "run_launch_s"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a finite number of seconds >= 0")
@@ -114,6 +117,10 @@ class ChipSpec:
     @property
     def host_latency_cycles(self) -> float:
         return self.host_latency_s * self.clock_hz
+
+    @property
+    def run_launch_cycles(self) -> float:
+        return self.run_launch_s * self.clock_hz
 
     def replace(self, **overrides) -> "ChipSpec":
         return _replace(self, overrides)

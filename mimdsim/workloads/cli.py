@@ -1,0 +1,43 @@
+"""``mimdsim compare --workload kalman|mlp`` (and ``[workload] name = ...`` in experiment files).
+
+The ``workload.*`` settings live in :mod:`mimdsim.settings` with every other flag. The chip
+settings (``--chip``, ``--tiles``, ``--chips``, ``--set``), ``--gpu``, ``--precision``, ``--batch``
+(the MLP batch) and ``--json`` keep their meaning. The Kalman comparison always reports both GPU
+strategies (fused, per-op); ``--strategy`` and ``--systolic`` are for the SNN step only.
+"""
+from __future__ import annotations
+
+from ..arch import system
+from ..errors import ConfigError
+from .compare import compare_kalman, compare_mlp
+
+
+def execute_workload(values: dict, *, out=print):
+    """Run a workload comparison from the settings, print its table and write ``output.json``."""
+    v = values
+    for key in ("output.csv", "output.plot", "output.trace"):
+        if v.get(key):
+            raise ConfigError(f"{key} is written for the SNN step only; for --workload {v['workload.name']} use "
+                              f"--json (output.json)")
+    overrides = dict(v["chip.set"] or {})
+    if v["chip.tiles"] is not None:
+        overrides["tiles"] = v["chip.tiles"]
+    sys_ = system(v["chip.preset"], chips=v["chip.chips"], **overrides)
+    stream = not v["workload.resident"]
+    if v["workload.name"] == "kalman":
+        cpu = None if str(v["workload.cpu"]).lower() == "none" else v["workload.cpu"]
+        result = compare_kalman(v["workload.tracks_per_tile"], v["workload.planes"], sys_, v["gpu.preset"], cpu,
+                                cpu_cores=v["workload.cpu_cores"], variant=v["workload.variant"],
+                                covariance=v["workload.covariance"], schedule=v["workload.schedule"], stream=stream,
+                                batches=v["workload.batches"])
+    elif v["workload.name"] == "mlp":
+        result = compare_mlp(v["model.batch"], v["workload.mlp_layers"], sys_, v["gpu.preset"],
+                             precision=v["gpu.precision"], stream=stream, utilisation=v["workload.utilisation"],
+                             batches=v["workload.batches"])
+    else:
+        raise ConfigError(f"workload.name={v['workload.name']!r}: choose snn, kalman or mlp")
+    out(result.format())
+    if v.get("output.json"):
+        result.to_json(v["output.json"])
+        out(f"\n  wrote {v['output.json']}")
+    return result

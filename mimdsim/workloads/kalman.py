@@ -1,0 +1,304 @@
+"""Kalman-filter track fitting compiled onto a MIMD chip (``reference/algorithms.md`` §4).
+
+Tracks are dealt to tiles in contiguous blocks of ``tracks_per_tile`` and, on each tile, to
+its workers in balanced blocks; each worker fits its own tracks from tile memory (codelet
+``kalman_fit``, ``kernels/kalman.py``). One run of the program is::
+
+    launch                     once per run: the chip's run_launch_s (host kind)
+    repeat batches:
+      io.hits    (stream=True)  host -> every tile: its tracks' hits, N x 2 floats per track
+      fit                       kalman_fit on every tile (schedule "fused": one superstep), or one
+                                superstep per matrix operation (schedule "per-op": many tiny ones)
+      io.states  (stream=True)  every tile -> host: smoothed states N x 4 floats per track, and
+                                the fitted covariances (per track, or once per tile when shared)
+
+``stream=False`` keeps hits and results in tile memory (loaded with the program, read after
+it), as in the TRACKR benchmark that ``docs/validation.md`` compares with. Tracks/s is
+``report.samples_per_second`` (``batch_size`` = tracks per run, ``timesteps`` = planes).
+"""
+from __future__ import annotations
+
+import difflib
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels import kalman as kk
+from kernels.tile import Tile
+
+from ..arch import as_system
+from ..errors import ConfigError, OutOfTileMemory
+from ..report import Report
+from .bsp import Step, bottleneck_notes, host_stream, run_steps
+
+SCHEDULES = ("fused", "per-op")
+HIT_FLOATS = 2  # (x, y) per plane
+OUT_STATE_FLOATS = 4  # (x, y, tx, ty) per plane
+OUT_COV_FLOATS = {"scalar": 10, "vectorised": 6}  # unique entries of the symmetric covariance sent
+DEFAULT_PLANES = 5  # the published study's detector planes
+DEFAULT_SIGMA = 0.1  # hit resolution (TRACKR's sigma = 10e-2)
+DEFAULT_PRIOR_VAR = (1.0, np.pi)  # (position, slope) variances at plane 0; slope pi as in TRACKR's C0
+
+
+@dataclass
+class KalmanRun:
+    report: Report
+    states: np.ndarray | None = None  # [tracks, planes, 4] smoothed (x, y, tx, ty)
+    covariances: np.ndarray | None = None  # [tracks, planes, 4, 4] smoothed (a broadcast view when shared)
+    hits: np.ndarray | None = None  # [tracks, planes, 2] the hits fitted
+    tracks_on_tile: np.ndarray | None = None  # per tile of the system
+
+    @property
+    def tracks_per_second(self) -> float:
+        return self.report.samples_per_second
+
+
+# ------------------------------------------------------------------ input checks
+
+
+def _choice(name, value, options):
+    if value not in options:
+        close = difflib.get_close_matches(str(value), options, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"{name}={value!r} is not one of {', '.join(map(repr, options))}.{hint}")
+
+
+def _int(name, value, low, fix):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ConfigError(f"{name}={value!r} must be an integer >= {low}; {fix}")
+    return int(value)
+
+
+def _positive(name, value, allow_zero=False):
+    arr = np.asarray(value, dtype=np.float64) if _numeric(value) else None
+    if arr is None:
+        raise ConfigError(f"{name}={value!r} must be a number or an array of numbers")
+    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
+    if bad.any():
+        v = arr[bad].flat[0]
+        limit = ">= 0" if allow_zero else "> 0"
+        raise ConfigError(f"{name} has {int(bad.sum())} value(s) that are not finite and {limit}, e.g. {v!r}; "
+                          f"give finite values {limit}")
+    return arr
+
+
+def _numeric(value) -> bool:
+    try:
+        a = np.asarray(value)
+    except Exception:
+        return False
+    return a.dtype != object and (np.issubdtype(a.dtype, np.number) and not np.issubdtype(a.dtype, np.complexfloating))
+
+
+def check_planes(planes):
+    if isinstance(planes, bool) or not isinstance(planes, numbers.Integral) or planes < 2:
+        raise ConfigError(
+            f"planes={planes!r}: a straight-line track fit needs at least 2 planes (4 parameters, 2 "
+            f"measurements per plane); pass planes >= 2 (the published study used 5)")
+    return int(planes)
+
+
+def check_hits(hits, planes=None):
+    """``hits [tracks, planes, 2]``: finite numbers, at least one track."""
+    if not _numeric(hits):
+        raise ConfigError("hits must be a numeric array of shape [tracks, planes, 2] (x, y per plane)")
+    h = np.asarray(hits, dtype=np.float64)
+    if h.ndim != 3 or h.shape[2] != 2:
+        raise ConfigError(f"hits have shape {h.shape}; expected [tracks, planes, 2] (x, y of each track's hit "
+                          f"on each plane)")
+    if h.shape[0] < 1:
+        raise ConfigError("hits hold 0 tracks; give at least one track")
+    check_planes(h.shape[1])
+    if planes is not None and h.shape[1] != planes:
+        raise ConfigError(f"hits have {h.shape[1]} planes but planes={planes}; drop planes= or make them agree")
+    bad = ~np.isfinite(h)
+    if bad.any():
+        t, k, _ = np.argwhere(bad)[0]
+        raise ConfigError(
+            f"hits contain {int(bad.sum())} non-finite value(s) (first at track {t}, plane {k}: {h[t, k].tolist()}); "
+            f"every track needs a finite hit on every plane — drop or refit those tracks before fitting")
+    return h
+
+
+def hit_variances(sigma, tracks, planes, covariance):
+    """Hit variances broadcast to ``[1 | tracks, planes, 2]`` from a resolution ``sigma``: a number,
+    per plane ``[N]``, per plane and axis ``[N, 2]``, or per hit ``[tracks, N]`` / ``[tracks, N, 2]``."""
+    s = _positive("sigma", sigma)
+    if s.ndim == 0:
+        s = s.reshape(1, 1, 1)
+    elif s.ndim == 1 and s.shape == (planes,):
+        s = s.reshape(1, planes, 1)
+    elif s.ndim == 2 and s.shape == (planes, 2):
+        s = s.reshape(1, planes, 2)
+    elif s.ndim == 2 and s.shape == (tracks, planes):
+        s = s.reshape(tracks, planes, 1)
+    elif s.ndim == 3 and s.shape in ((tracks, planes, 2), (tracks, planes, 1)):
+        pass
+    else:
+        raise ConfigError(f"sigma has shape {s.shape}; give a number, [planes]={planes}, [planes, 2], "
+                          f"[tracks, planes]=({tracks}, {planes}) or [tracks, planes, 2]")
+    per_hit = np.ndim(sigma) == 3 or (np.ndim(sigma) == 2 and np.shape(sigma) != (planes, 2))
+    if per_hit and covariance == "shared":
+        raise ConfigError("sigma differs per track, so tracks do not share one covariance; pass "
+                          "covariance='per-track' (or one sigma per plane for covariance='shared')")
+    return np.broadcast_to(s ** 2, (s.shape[0], planes, 2)), per_hit
+
+
+def check_z(z, planes):
+    if z is None:
+        return np.arange(planes, dtype=np.float64)  # unit spacing (TRACKR: distance = 1)
+    zz = np.asarray(z, dtype=np.float64) if _numeric(z) else None
+    if zz is None or zz.shape != (planes,) or not np.isfinite(zz).all():
+        raise ConfigError(f"z={z!r} must be {planes} finite plane positions (one per plane)")
+    if (np.diff(zz) <= 0).any():
+        raise ConfigError(f"z={zz.tolist()} must increase strictly from plane to plane (the planes are ordered "
+                          f"along the beam); sort them or drop duplicate planes")
+    return zz
+
+
+def synthetic_tracks(tracks, planes=5, z=None, sigma=DEFAULT_SIGMA, theta0=0.0, seed=0):
+    """Straight tracks with Gaussian hit noise (``sigma``: a number or an array broadcastable to
+    ``[tracks, planes, 2]``) and optional multiple scattering (rms angle ``theta0`` per plane):
+    start x, y ~ N(0, 1), slopes ~ N(0, 0.1). Returns ``(hits [tracks, planes, 2], truth
+    [tracks, planes, 4])``."""
+    planes = check_planes(planes)
+    z = check_z(z, planes)
+    rng = np.random.default_rng(seed)
+    pos = rng.normal(0.0, 1.0, (tracks, 2))
+    slope = rng.normal(0.0, 0.1, (tracks, 2))
+    truth = np.zeros((tracks, planes, 4))
+    for k in range(planes):
+        if k:
+            pos = pos + (z[k] - z[k - 1]) * slope
+            slope = slope + rng.normal(0.0, theta0, (tracks, 2))
+        truth[:, k, :2], truth[:, k, 2:] = pos, slope
+    noise = rng.normal(0.0, 1.0, (tracks, planes, 2)) * np.broadcast_to(np.asarray(sigma, float), (tracks, planes, 2))
+    return truth[:, :, :2] + noise, truth
+
+
+# ------------------------------------------------------------------ the workload
+
+
+def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, variant="vectorised",
+           covariance="shared", schedule="fused", stream=True, batches=1, hits=None, execute=False,
+           sigma=DEFAULT_SIGMA, z=None, prior_var=DEFAULT_PRIOR_VAR, theta0=0.0, seed=0,
+           dtype=np.float32) -> KalmanRun:
+    """Fit tracks with a Kalman filter on ``chip`` (a preset name, ChipSpec or SystemSpec).
+
+    ``tracks_per_tile`` tracks on each of ``tiles`` tiles (default: every tile of the system) and
+    ``planes`` planes (default 5, or the planes of ``hits``);
+    ``variant`` "scalar" or "vectorised" code; ``covariance`` "shared" (one covariance pass per
+    worker, TRACKR's algorithm) or "per-track"; ``schedule`` "fused" (one codelet) or "per-op"
+    (one superstep per matrix operation); ``stream`` hits in and results out over the host link;
+    ``batches`` batches per run (the launch is paid once per run). With ``hits [tracks, planes, 2]``
+    (or ``execute=True``: synthetic tracks) the fit runs numerically and its states and
+    covariances are returned; timing is the same either way. ``sigma`` hit resolution (number,
+    per plane, or per hit with covariance="per-track"); ``z`` plane positions (default 0, 1, ...);
+    ``prior_var`` (position, slope) variances at plane 0; ``theta0`` rms scattering angle per plane.
+    """
+    system = as_system(chip)
+    _choice("variant", variant, kk.VARIANTS)
+    _choice("covariance", covariance, kk.COVARIANCE_MODES)
+    _choice("schedule", schedule, SCHEDULES)
+    batches = _int("batches", batches, 1, "pass batches=1 or more (batches per run)")
+    n_tiles = system.tiles if tiles is None else _int(
+        "tiles", tiles, 1, f"use between 1 and {system.tiles} tiles of {system.name}")
+    if n_tiles > system.tiles:
+        raise ConfigError(f"tiles={n_tiles} but {system.name} has {system.tiles} tiles; pass tiles <= "
+                          f"{system.tiles}, or a system with more chips")
+    h = None
+    if hits is not None:
+        h = check_hits(hits, None if planes is None else check_planes(planes))
+        planes = h.shape[1]
+        n = h.shape[0]
+        if tracks_per_tile is None:
+            tracks_per_tile = -(-n // n_tiles)
+        tpt = _int("tracks_per_tile", tracks_per_tile, 1, "pass tracks_per_tile >= 1")
+        if n > n_tiles * tpt:
+            raise ConfigError(f"{n} tracks do not fit {n_tiles} tiles x tracks_per_tile={tpt}; raise tracks_per_tile "
+                              f"to {-(-n // n_tiles)} or the tile count")
+    else:
+        planes = check_planes(DEFAULT_PLANES if planes is None else planes)
+        if tracks_per_tile is None:
+            raise ConfigError("give tracks_per_tile= (tracks on each tile), or hits= to fit")
+        tpt = _int("tracks_per_tile", tracks_per_tile, 1, "pass tracks_per_tile >= 1 (the study used 100-408)")
+        n = n_tiles * tpt
+    zz = check_z(z, planes)
+    pv = _positive("prior_var", prior_var)
+    if pv.shape != (2,):
+        raise ConfigError(f"prior_var={prior_var!r} must be two variances (position, slope)")
+    th = float(_positive("theta0", theta0, allow_zero=True))
+    var, per_hit = hit_variances(sigma, n, planes, covariance)
+
+    tracks_on_tile = np.zeros(system.tiles, dtype=np.int64)
+    tracks_on_tile[:n_tiles] = np.clip(n - np.arange(n_tiles) * tpt, 0, tpt)
+    tile = Tile.of(system.chip)
+
+    # memory plan
+    n_ops = sum(1 for _ in kk.op_schedule(planes, variant)) if schedule == "per-op" else 1
+    mem = kk.tile_bytes(tracks_on_tile, planes, tile.workers, variant, covariance, per_hit, ops_vertices=n_ops)
+    used = sum(mem.values())
+    limit = system.chip.sram_per_tile
+    fullest = int(np.argmax(used))
+    if used[fullest] > limit:
+        counts = np.arange(1, tracks_on_tile[fullest] + 1)
+        ok = sum(kk.tile_bytes(counts, planes, tile.workers, variant, covariance, per_hit, n_ops).values()) <= limit
+        fit = int(counts[ok].max()) if ok.any() else 0
+        raise OutOfTileMemory(fullest, int(used[fullest]), int(limit), {k: int(v[fullest]) for k, v in mem.items()},
+                              f"Lower tracks_per_tile ({fit} fit on a tile), use variant='vectorised' or "
+                              f"covariance='shared', or a chip with more SRAM per tile.")
+
+    # numerics
+    states = covs = None
+    if h is None and execute:
+        h, _ = synthetic_tracks(n, planes, zz, np.sqrt(var), th, seed)
+    if h is not None:
+        fit = kk.kalman_fit(h, zz, var, tuple(pv), th ** 2, dtype=dtype)
+        states = fit["states"]
+        covs = np.broadcast_to(fit["covariances"], (n,) + fit["covariances"].shape[1:])
+
+    # program
+    f = kk.FLOAT_BYTES
+    tiles_idx = np.arange(system.tiles)
+    steps = [Step("launch", "io", 1, launch=True)]
+    if stream:
+        hit_bytes = tracks_on_tile * f * planes * HIT_FLOATS * (2 if per_hit else 1)
+        steps.append(Step("io.hits", "io", batches, transfers=(host_stream("hits", tiles_idx, hit_bytes),)))
+    if schedule == "fused":
+        steps.append(Step("fit", "forward", batches,
+                          tile_cycles=kk.kalman_cycles(tracks_on_tile, planes, tile, variant, covariance)))
+    else:
+        for stage, part, _, op in kk.op_schedule(planes, variant):
+            steps.append(Step(f"{stage}.{op.name}", "backward" if stage == "smooth" else "forward", batches,
+                              tile_cycles=kk.op_cycles(tracks_on_tile, op, part, tile, covariance)))
+    if stream:
+        cov_per_tile = np.where(tracks_on_tile > 0, 1, 0) if covariance == "shared" else tracks_on_tile
+        out_bytes = f * planes * (tracks_on_tile * OUT_STATE_FLOATS + cov_per_tile * OUT_COV_FLOATS[variant])
+        steps.append(Step("io.states", "io", batches, to_host=(host_stream("states", tiles_idx, out_bytes, True),)))
+    cycles, per_step, tile_compute = run_steps(steps, system)
+
+    supersteps = sum(s.count for s in steps if not s.launch)
+    bound, notes = bottleneck_notes(cycles, per_step, system.chip.clock_hz, supersteps)
+    tracks_run = n * batches
+    total = sum(sum(p.values()) for p in cycles.values())
+    notes.insert(0, f"{tracks_run:,} tracks per run ({n_tiles} tiles x {tpt} tracks x {batches} batch(es)): "
+                    f"{tracks_run * system.chip.clock_hz / total / 1e6:,.3f} x 10^6 tracks/s")
+    if not stream:
+        notes.append("hits resident in tile memory (stream=False): no host I/O is timed, as in the TRACKR benchmark")
+    report = Report(
+        architecture=system.name, platform="mimd",
+        model=f"kalman {planes} planes, {variant}, {covariance} covariance" + (", per-op" if schedule == "per-op" else ""),
+        mode="execution" if states is not None else "analytical",
+        timesteps=planes, batch_size=tracks_run, clock_hz=system.chip.clock_hz,
+        cycles=cycles, steps=per_step,
+        memory={"max_tile_bytes": int(used[fullest]), "tile_bytes_limit": int(limit), "fullest_tile": fullest,
+                "fullest_tile_by_category": {k: int(v[fullest]) for k, v in mem.items()},
+                "total_bytes": int(used.sum())},
+        placement={"tiles": int((tracks_on_tile > 0).sum()), "chips": int(-(-n_tiles // system.chip.tiles)),
+                   "tracks_per_tile": tpt, "tracks_per_run": tracks_run, "batches": batches, "variant": variant,
+                   "covariance": covariance, "schedule": schedule, "stream": bool(stream),
+                   "supersteps_per_run": supersteps, "bound": bound},
+        tile_compute_cycles=tile_compute, tile_memory_bytes=used, notes=notes,
+    )
+    return KalmanRun(report=report, states=states, covariances=covs, hits=h, tracks_on_tile=tracks_on_tile)

@@ -1,0 +1,238 @@
+"""Dense networks (MLP inference) on a MIMD chip's AMP units.
+
+Default size, flavour-tagging sized (docs/workloads.md): an event of 100 tracks x 18 features
+(the IPU4HEP tagging benchmark's defaults) flattened to 1800 inputs, two ReLU hidden layers of
+128, one sigmoid output (the tag probability): ``(1800, 128, 128, 1)``.
+
+Mapping, per layer (``[B, n_in] x [n_in, n_out]``): the batch is split into ``row_groups`` and
+the outputs into ``col_groups``; tile ``r * col_groups + c`` holds ``W[:, cols(c)]`` (weights
+stay resident, replicated per row group) and computes ``Y[rows(r), cols(c)]`` with the
+``amp_layer`` codelet. The planner tries every ``col_groups`` (with ``row_groups = min(B,
+tiles // col_groups)``) and keeps the one with the fewest AMP + input-receive cycles whose
+blocks fit a 1/L share of tile SRAM. Before layer l, every tile receives ``X[rows(r), :]`` from
+the tiles that computed it (a multicast to the row group). One run::
+
+    launch; repeat batches: io.inputs (host -> layer-1 tiles), L1 .. LL, io.outputs (-> host)
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels import amp
+
+from ..arch import as_system
+from ..errors import ConfigError, OutOfTileMemory
+from ..program import Transfer
+from ..report import Report
+from .bsp import Step, bottleneck_notes, run_steps
+from .kalman import _choice, _int
+
+DEFAULT_SIZES = (1800, 128, 128, 1)
+BYTES = {"fp32": 4, "fp16": 2}
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    layer: int
+    n_in: int
+    n_out: int
+    row_groups: int
+    col_groups: int
+    batch: int
+
+    def row_bounds(self):
+        r = np.arange(self.row_groups + 1)
+        return r * self.batch // self.row_groups
+
+    def col_bounds(self):
+        c = np.arange(self.col_groups + 1)
+        return c * self.n_out // self.col_groups
+
+    @property
+    def tiles(self) -> int:
+        return self.row_groups * self.col_groups
+
+    def blocks(self):
+        """(tile, rows, cols) of every tile of the layer."""
+        rows = np.diff(self.row_bounds())
+        cols = np.diff(self.col_bounds())
+        return (np.arange(self.tiles), np.repeat(rows, self.col_groups), np.tile(cols, self.row_groups))
+
+
+@dataclass
+class MlpRun:
+    report: Report
+    outputs: np.ndarray | None = None
+    weights: list | None = None
+    plans: list | None = None
+    inputs: np.ndarray | None = None
+
+    @property
+    def samples_per_second(self) -> float:
+        return self.report.samples_per_second
+
+
+def plan_layer(layer, n_in, n_out, batch, tiles, tile: amp.AmpTile, precision, utilisation, recv_bytes_per_cycle,
+               sram_share) -> LayerPlan:
+    e = BYTES[precision]
+    gc = np.arange(1, min(n_out, tiles) + 1)
+    gb = np.minimum(batch, tiles // gc)
+    rows, cols = -(-batch // gb), -(-n_out // gc)
+    cycles = amp.amp_layer_cycles(rows, cols, n_in, tile, "relu", precision, utilisation) \
+        + rows * n_in * e / recv_bytes_per_cycle
+    mem = e * (n_in * cols + rows * n_in + rows * cols + cols)
+    ok = mem <= sram_share
+    if not ok.any():
+        i = int(np.argmin(mem))
+        raise OutOfTileMemory(0, int(mem[i]), int(sram_share),
+                              {f"L{layer}.weights": int(e * n_in * cols[i]), f"L{layer}.inputs": int(e * rows[i] * n_in),
+                               f"L{layer}.outputs": int(e * rows[i] * cols[i])},
+                              f"Layer {layer} ({n_in} x {n_out}) does not fit its 1/L share of tile SRAM even on "
+                              f"{tiles} tiles; use fp16, fewer/smaller layers or more tiles.")
+    i = int(np.argmin(np.where(ok, cycles, np.inf)))
+    return LayerPlan(layer, n_in, n_out, int(gb[i]), int(gc[i]), batch)
+
+
+def _layer_input_transfer(prev: LayerPlan, cur: LayerPlan, e: int) -> Transfer:
+    """X[rows(r), :] of ``cur`` from the tiles of ``prev`` that computed it (multicast per row group)."""
+    rp, rc = prev.row_bounds(), cur.row_bounds()
+    lo = np.maximum(rp[:-1, None], rc[None, :-1])
+    hi = np.minimum(rp[1:, None], rc[None, 1:])
+    overlap = np.maximum(hi - lo, 0)
+    pr, cr = np.nonzero(overlap)
+    ov = overlap[pr, cr]
+    pcols = np.diff(prev.col_bounds())
+    P, J, C = pr.size, prev.col_groups, cur.col_groups
+    pair = np.repeat(np.arange(P), J * C)
+    j = np.tile(np.repeat(np.arange(J), C), P)
+    c = np.tile(np.arange(C), P * J)
+    src = pr[pair] * J + j
+    dst = cr[pair] * C + c
+    nbytes = ov[pair] * pcols[j] * e
+    group = pair * J + j
+    keep = nbytes > 0
+    return Transfer(f"L{cur.layer}.inputs", src[keep], dst[keep], nbytes[keep].astype(np.float64), group[keep])
+
+
+def _check_sizes(sizes):
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__len__") or len(sizes) < 2:
+        raise ConfigError(f"sizes={sizes!r}: give at least an input and an output size, e.g. {list(DEFAULT_SIZES)}")
+    for i, n in enumerate(sizes):
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ConfigError(f"layer {i} size {n!r} must be an integer >= 1 (sizes={list(sizes)})")
+    return [int(n) for n in sizes]
+
+
+def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision="fp32",
+        utilisation=amp.AMP_UTILISATION, stream=True, batches=1, inputs=None, weights=None, execute=False,
+        seed=0) -> MlpRun:
+    """MLP inference of ``batch`` samples on ``chip`` (AMP units, ``precision`` fp32 or fp16).
+
+    ``utilisation`` is the AMP's fraction of peak (measured range 0.48-0.84); ``stream`` inputs in
+    and outputs out over the host link; ``batches`` batches per run. With ``inputs [batch,
+    sizes[0]]`` (or ``execute=True``: random inputs) the network runs numerically (He-initialised
+    weights unless ``weights``, a list of ``(W, b)``, is given)."""
+    system = as_system(chip)
+    sizes = _check_sizes(sizes)
+    batch = _int("batch", batch, 1, "pass batch >= 1")
+    batches = _int("batches", batches, 1, "pass batches >= 1")
+    _choice("precision", precision, amp.PRECISIONS)
+    if isinstance(utilisation, bool) or not isinstance(utilisation, numbers.Real) or not 0 < utilisation <= 1:
+        raise ConfigError(f"utilisation={utilisation!r} must lie in (0, 1]; the measured AMP range is "
+                          f"{amp.AMP_UTILISATION_MIN}-{amp.AMP_UTILISATION_MAX}")
+    n_tiles = system.tiles if tiles is None else _int("tiles", tiles, 1, f"use 1 to {system.tiles} tiles")
+    if n_tiles > system.tiles:
+        raise ConfigError(f"tiles={n_tiles} but {system.name} has {system.tiles} tiles; pass tiles <= {system.tiles}")
+    tile = amp.AmpTile.of(system.chip)
+    e = BYTES[precision]
+    L = len(sizes) - 1
+    share = system.chip.sram_per_tile / L
+    n_micro, plans = 1, None
+    while plans is None:  # split the batch into micro-batches until every layer's blocks fit
+        micro = -(-batch // n_micro)
+        try:
+            plans = [plan_layer(l, sizes[l - 1], sizes[l], micro, n_tiles, tile, precision, float(utilisation),
+                                system.chip.exchange_recv_bytes_per_cycle, share) for l in range(1, L + 1)]
+        except OutOfTileMemory:
+            if micro == 1:
+                raise
+            n_micro *= 2
+    # numerics
+    outputs = x = None
+    if inputs is not None or execute:
+        rng = np.random.default_rng(seed)
+        if inputs is None:
+            inputs = rng.normal(0.0, 1.0, (batch, sizes[0]))
+        x = np.asarray(inputs, dtype=np.float64) if np.asarray(inputs).dtype != object else None
+        if x is None or x.shape != (batch, sizes[0]):
+            raise ConfigError(f"inputs have shape {np.shape(inputs)}; expected [batch, {sizes[0]}] = ({batch}, {sizes[0]})")
+        if not np.isfinite(x).all():
+            raise ConfigError(f"inputs contain {int((~np.isfinite(x)).sum())} non-finite value(s); give finite inputs")
+        if weights is None:
+            weights = [(rng.normal(0.0, np.sqrt(2.0 / a), (a, b)), np.zeros(b)) for a, b in zip(sizes[:-1], sizes[1:])]
+        if len(weights) != L or any(np.shape(W) != (a, b) or np.shape(bb) != (b,)
+                                    for (W, bb), a, b in zip(weights, sizes[:-1], sizes[1:])):
+            raise ConfigError(f"weights must be {L} (W, b) pairs shaped ([n_in, n_out], [n_out]) for sizes {sizes}")
+        y = x
+        for l, (W, bb) in enumerate(weights, start=1):
+            y = amp.amp_layer(y, W, bb, "sigmoid" if l == L else "relu", precision)
+        outputs = y
+
+    # program
+    reps = batches * n_micro  # every micro-batch runs the whole network
+    steps = [Step("launch", "io", 1, launch=True)]
+    mem = {"weights": np.zeros(system.tiles, np.int64), "activations": np.zeros(system.tiles, np.int64)}
+    vertices = np.zeros(system.tiles, np.int64)  # amp_layer vertices per tile (one per layer it holds)
+    for p in plans:
+        t, rows, cols = p.blocks()
+        act = "sigmoid" if p.layer == L else "relu"
+        cyc = np.zeros(system.tiles)
+        cyc[t] = amp.amp_layer_cycles(rows, cols, p.n_in, tile, act, precision, float(utilisation))
+        if p.layer == 1:
+            group = t // p.col_groups
+            tr = Transfer("inputs", np.full(t.shape, -1), t, (rows * p.n_in * e).astype(np.float64), group)
+            if stream:
+                steps.append(Step("io.inputs", "io", reps, transfers=(tr,)))
+            transfers = ()
+        else:
+            transfers = (_layer_input_transfer(plans[p.layer - 2], p, e),)
+        steps.append(Step(f"L{p.layer}", "forward", reps, tile_cycles=cyc, transfers=transfers))
+        np.add.at(mem["weights"], t, e * (p.n_in * cols + cols))
+        np.add.at(mem["activations"], t, e * (rows * p.n_in + rows * cols))
+        vertices[t] += 1
+    if stream:
+        p = plans[-1]
+        t, rows, cols = p.blocks()
+        steps.append(Step("io.outputs", "io", reps, to_host=(
+            Transfer("outputs", t, np.full(t.shape, -1), (rows * cols * e).astype(np.float64), t),)))
+    mem["code"] = amp.AMP_LAYER.footprint(vertices).astype(np.int64)  # code once per tile + vertex states
+    used = sum(mem.values())
+    fullest = int(np.argmax(used))
+    if used[fullest] > system.chip.sram_per_tile:
+        raise OutOfTileMemory(fullest, int(used[fullest]), int(system.chip.sram_per_tile),
+                              {k: int(v[fullest]) for k, v in mem.items()},
+                              "Use fp16, a smaller batch, or more tiles.")
+    cycles, per_step, tile_compute = run_steps(steps, system)
+    supersteps = sum(s.count for s in steps if not s.launch)
+    bound, notes = bottleneck_notes(cycles, per_step, system.chip.clock_hz, supersteps)
+    notes.append(f"AMP utilisation {utilisation:.2f} of peak (measured {amp.AMP_UTILISATION_MIN}-"
+                 f"{amp.AMP_UTILISATION_MAX}); layers on " + ", ".join(
+                     f"L{p.layer} {p.row_groups}x{p.col_groups}" for p in plans) + " (row x column groups)")
+    report = Report(
+        architecture=system.name, platform="mimd", model="mlp " + "-".join(map(str, sizes)),
+        mode="execution" if outputs is not None else "analytical", timesteps=1, batch_size=batch * batches,
+        clock_hz=system.chip.clock_hz, cycles=cycles, steps=per_step,
+        memory={"max_tile_bytes": int(used[fullest]), "tile_bytes_limit": int(system.chip.sram_per_tile),
+                "fullest_tile": fullest, "fullest_tile_by_category": {k: int(v[fullest]) for k, v in mem.items()},
+                "total_bytes": int(used.sum())},
+        placement={"tiles": int(max(p.tiles for p in plans)), "precision": precision, "utilisation": float(utilisation),
+                   "micro_batches": n_micro, "micro_batch": plans[0].batch,
+                   "layers": [{"layer": p.layer, "row_groups": p.row_groups, "col_groups": p.col_groups}
+                              for p in plans], "batches": batches, "stream": bool(stream), "bound": bound},
+        tile_compute_cycles=tile_compute, tile_memory_bytes=used, notes=notes,
+    )
+    return MlpRun(report=report, outputs=outputs, weights=weights, plans=plans,
+                  inputs=None if outputs is None else x)
