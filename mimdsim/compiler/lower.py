@@ -38,6 +38,7 @@ import numpy as np
 from kernels.codelet import CODELETS
 
 from kernels import bptt as _bptt
+from kernels import dense_snn as _dense  # noqa: F401  (registers the dense codelets)
 from kernels import lif as _lif
 
 from ..errors import ConfigError
@@ -157,7 +158,8 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     if len(st.layers) != L:
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
     specs, readout, delay = st.layers, st.readout, st.delay
-    dense = tuple(st.dense)
+    if any(st.dense):
+        return _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision)
     plans = [_Plan(p, B, W, scan_chunk) for p in layout.layers]
     sync = "global" if layout.chips_used > 1 else "chip"
     tensors: list[TensorAlloc] = []
@@ -366,6 +368,139 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
                       meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": scan_chunk,
                             "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
                             "precision": precision, "delay": delay})
+    finish_program(program)
+    return program
+
+
+def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision) -> Program:
+    """Dense activations: per step a matmul per layer (AMP in fp16, SIMD in fp32), no lists.
+
+    Supersteps per step as for the lists (``fwd.neuron``; ``bwd.neuron``, ``bwd.reduce1``,
+    ``bwd.reduce2``), but nothing is scanned or combined: each tile multicasts its slice of
+    the spikes (B x n_local bits) to every tile of the next layer, which keeps them (1 bit
+    per spike) for the weight gradient, and the input-gradient partials are full vectors
+    (length n_in). Neurons are partitioned over tiles as for the lists; the [B, n_in]
+    partials per tile then bound the batch (a matmul planner that also splits the batch and
+    the input dimension is not modelled).
+    """
+    chip = system.chip
+    W, e = chip.workers, PRECISIONS[precision]
+    L = len(layout.layers)
+    specs, readout, delay = st.layers, st.readout, st.delay
+    if any(s.recurrence == "all-to-all" for s in specs):
+        raise ConfigError("dense activations support no all-to-all recurrence yet; use spike lists for that layer")
+    plans = [_Plan(p, B, W, 64) for p in layout.layers]
+    sync = "global" if layout.chips_used > 1 else "chip"
+    tensors: list[TensorAlloc] = []
+    membrane_loss = readout.on_membrane
+
+    def alloc(name, category, tiles, nbytes, layer=None):
+        tiles = np.asarray(tiles)
+        tensors.append(TensorAlloc(name, category, tiles,
+                                   np.broadcast_to(np.asarray(nbytes, dtype=np.int64), tiles.shape).copy(), layer))
+
+    def vs(codelet, l, tiles, **geometry):
+        return VertexSet(codelet, l, np.asarray(tiles), geometry)
+
+    fwd = {k: [[] for _ in range(L + 1)] for k in ("neuron", "x")}
+    bwd = {k: [[] for _ in range(L + 1)] for k in ("neuron", "grads", "red1", "p1", "red2", "p2")}
+    for l, (p, plan) in enumerate(zip(layout.layers, plans), start=1):
+        spec = specs[l - 1]
+        n_in = sizes[l - 1]
+        tiles, nl = p.tile_ids, p.n_local
+        extra = trainable_per_neuron(spec, st.bias[l - 1], n_in, p.neurons)
+        alloc(f"L{l}.weights", "weights", tiles, extra * nl * e, l)
+        alloc(f"L{l}.grad_copies", "gradients", tiles, W * extra * nl * e, l)
+        if optimizer == "adam":
+            alloc(f"L{l}.adam_moments", "optimizer", tiles, 2 * extra * nl * e, l)
+        alloc(f"L{l}.membrane_history", "history", tiles, T * B * nl * e, l)
+        for h in spec.histories[1:]:
+            alloc(f"L{l}.{h}_history", "history", tiles, T * B * nl * e, l)
+        if len(spec.state_variables) > 1:
+            alloc(f"L{l}.state", "state", tiles, (len(spec.state_variables) - 1) * B * nl * e, l)
+        alloc(f"L{l}.input_history", "history", tiles, T * B * -(-n_in // 8), l)  # X (1 bit per spike) for dW
+        alloc(f"L{l}.dU_dI", "state", tiles, (spec.carries + 1) * B * nl * e, l)
+        if l > 1:
+            alloc(f"L{l}.partials", "buffers", tiles, B * n_in * e, l)
+            alloc(f"L{l}.reduce_buffers", "buffers", plan.stage1_tiles,
+                  (plan.group_sizes[plan.stage1_job[1]] + 1) * n_in * e, l)
+            alloc(f"L{l}.reduce_buffers", "buffers", p.sample_tile(B), (len(plan.group_starts) + 1) * n_in * e, l)
+        args = layer_codelet_args(spec, st.bias[l - 1], l == L and membrane_loss)
+        fwd["neuron"][l].append(vs("dense_forward", l, tiles, n_local=nl, n_in=n_in, batch=B, update=args["update"],
+                                   precision=precision, role="forward", dense=True))
+        if l < L:  # each tile's spikes (1 bit each) to every tile of the next layer, one multicast per tile
+            nxt = layout.layers[l].tile_ids
+            fwd["x"][l + 1].append(Transfer(f"L{l}.spikes", np.repeat(tiles, nxt.size), np.tile(nxt, tiles.size),
+                                            np.repeat(B * (-(-nl // 8)), nxt.size).astype(np.int64),
+                                            10 * (L + 1) * B + np.repeat(tiles, nxt.size)))
+        bwd["neuron"][l] += [vs("dense_scatter", l, tiles, n_local=nl, batch=B, carry=args["carry"],
+                                own=args["own"], role="scatter", dense=True),
+                             vs("dense_weight_grad", l, tiles, n_local=nl, n_in=n_in, batch=B, precision=precision,
+                                role="weight_grad", source="input")]
+        if l < L:  # dS slices from the next layer's stage-2 tiles: n_local values per (sample, tile)
+            src = layout.layers[l].sample_tile(B)
+            bwd["grads"][l].append(point_to_point(f"L{l}.dS", np.repeat(src, p.tiles), np.tile(tiles, B),
+                                                  np.tile(nl * e, B)))
+        if l > 1:
+            bwd["neuron"][l].append(vs("dense_input_grad", l, tiles, n_local=nl, n_in=n_in, batch=B,
+                                       precision=precision, role="input_grad", source="input"))
+            grp = np.searchsorted(plan.group_starts, np.arange(p.tiles), side="right") - 1
+            s1_index = np.arange(B)[:, None] * len(plan.group_starts) + grp[None, :]
+            bwd["p1"][l].append(point_to_point(f"L{l}.partials", np.tile(tiles, B),
+                                               plan.stage1_tiles[s1_index.ravel()], n_in * e))
+            bwd["p2"][l].append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
+                                               p.sample_tile(B)[plan.stage1_job[0]], n_in * e))
+            bwd["red1"][l].append(vs("partial_reduce", l, plan.stage1_tiles,
+                                     inputs=plan.group_sizes[plan.stage1_job[1]], length=n_in, stage=1,
+                                     group_starts=plan.group_starts))
+            bwd["red2"][l].append(vs("partial_reduce", l, p.sample_tile(B), inputs=np.full(B, len(plan.group_starts)),
+                                     length=n_in, stage=2))
+    out = layout.layers[-1]
+    loss_tile = out.first_tile
+    n_out = out.neurons
+    alloc("loss.buffers", "buffers", [loss_tile], B * n_out * e * (2 + (T if readout.loss == "ce_rate" else 0)), L)
+    first = layout.layers[0]
+    io = Superstep("io.inputs", "io", exchange=(
+        broadcast("inputs", np.array([-1]), first.tile_ids, T * B * (capacities[0] + 2) * id_bytes(sizes[0])),
+        point_to_point("labels", [-1], [loss_tile], B * F32)), sync=sync)
+    per_sample = T * out.n_local if readout.loss in ("ce_rate", "ce_max_membrane") else out.n_local
+    loss_codelet = "count_cross_entropy" if readout.loss == "ce_count" else "readout_loss"
+    loss = Superstep("loss", "forward", (vs(loss_codelet, L, [loss_tile], batch=B, classes=readout.classes(n_out),
+                                            kind=readout.loss, outputs=n_out, timesteps=T, listed=n_out),),
+                     (point_to_point("outputs", out.tile_ids, np.full(out.tiles, loss_tile), B * per_sample * e),), sync)
+    loss_back = Superstep("loss.grad", "backward", (), (
+        point_to_point("dL_doutputs", np.full(out.tiles, loss_tile), out.tile_ids, B * per_sample * e),), sync)
+    order = [list(range(1, L + 1))] if delay == 1 else [[l] for l in range(1, L + 1)]
+    border = [list(range(1, L + 1))] if delay == 1 else [[l] for l in range(L, 0, -1)]
+
+    def steps(prefix, table, kinds, groups, phase):
+        out_steps = []
+        for group in groups:
+            suffix = "" if len(groups) == 1 else f".L{group[0]}"
+            for kind, key, xkey in kinds:
+                comp = tuple(v for l in group for v in table[key][l])
+                exch = tuple(x for l in group for x in table[xkey][l])
+                if comp or exch:
+                    out_steps.append(Superstep(f"{prefix}.{kind}{suffix}", phase, comp, exch, sync))
+        return out_steps
+
+    forward = Loop("forward", T, tuple(steps("fwd", fwd, (("neuron", "neuron", "x"),), order, "forward")))
+    backward = Loop("backward", T, tuple(steps("bwd", bwd, (("neuron", "neuron", "grads"), ("reduce1", "red1", "p1"),
+                                                            ("reduce2", "red2", "p2")), border, "backward")),
+                    reverse=True)
+    elements = [trainable_per_neuron(s, b, n_in, p.neurons) * p.n_local
+                for s, b, n_in, p in zip(specs, st.bias, sizes[:-1], layout.layers)]
+    schedule = [io, forward, loss, loss_back, backward,
+                Superstep("update.copies", "update", tuple(
+                    vs("grad_copies_reduce", l, p.tile_ids, elements=elements[l - 1], copies=W)
+                    for l, p in enumerate(layout.layers, start=1)), (), sync),
+                Superstep("update.optimizer", "update", tuple(
+                    vs(optimizer, l, p.tile_ids, elements=elements[l - 1], copies=W)
+                    for l, p in enumerate(layout.layers, start=1)), (), sync)]
+    program = Program(system, layout, T, B, tensors, schedule, optimizer,
+                      meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": 64,
+                            "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
+                            "precision": precision, "delay": delay, "dense": True})
     finish_program(program)
     return program
 

@@ -266,7 +266,22 @@ class ExecutionSource(_Source):
             _round16(u)
             if m is not u:
                 _round16(m)
+        if vs.geometry.get("dense"):  # no scan: every neuron is "listed" (the dense gradient)
+            self._dense_list(l, t)
+            return {}
         return {"in_spikes": rows}
+
+    def _dense_list(self, l, t):
+        B, n = self.B, self.sizes[l]
+        cnt = np.empty((B, 2), dtype=np.int64)
+        drop = np.empty((B, 2), dtype=np.int64)
+        flagged = np.empty((B, 1), dtype=np.int64)
+        th2 = np.full(n, -np.inf, dtype=self.dt)
+        spikes.spike_lists_per_neuron(self.U[l][t], self.p[l]["theta"], th2, n, n, n, False, 0, self.ids[l][t],
+                                      cnt, drop, flagged)
+        self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
+        if l == self.L and self.readout.loss in ("ce_count", "mse_count"):  # the output tiles count locally
+            loss_k.accumulate_counts(self.counts, self.ids[l][t], cnt[:, 0])
 
     def spike_scan(self, vs, t):
         l = vs.layer
@@ -380,6 +395,8 @@ class ExecutionSource(_Source):
         self.P[l] = {}
         pl = self.layout.layers[l - 1]
         b = np.broadcast_to(np.arange(B)[:, None], ids.shape)
+        if vs.geometry.get("dense"):
+            return {}
         own = np.zeros((pl.tiles, B), dtype=np.int64)
         np.add.at(own, (pl.local_tile(ids[live]), b[live]), 1)
         return {"listed": listed, "own_listed": own}
@@ -519,6 +536,12 @@ class RateSource(_Source):
         self.stats.record(0, slice(None), kept, kept, s - kept, np.zeros_like(s))
 
     def forward(self, vs, t):
+        if vs.geometry.get("dense"):
+            l, n, B = vs.layer, self.sizes[vs.layer], self.B
+            s = self.rng.binomial(n, self.activity[l], size=B) if not (self.delay == 1 and t < l - 1) \
+                else np.zeros(B, dtype=np.int64)
+            self.stats.record(l, t, s, np.full(B, n), np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64))
+            return {}
         rows = self._input_list_len(vs.layer, t, 0)
         if self._a2a(vs.layer):
             rows = rows + self._own_list_len(vs.layer, t, 0)
@@ -548,6 +571,8 @@ class RateSource(_Source):
 
     def scatter(self, vs, t):
         l = vs.layer
+        if vs.geometry.get("dense"):
+            return {}
         p = self.layout.layers[l - 1]
         listed = self.stats.listed[l][t]
         own = self.rng.multinomial(listed, p.n_local / p.neurons)  # [B, tiles]

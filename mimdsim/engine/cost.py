@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import bptt, lif, loss, optim, reduce, spikes
+from kernels import bptt, dense_snn, lif, loss, optim, reduce, spikes
 from kernels.tile import Tile
 
 from ..program import VertexSet
@@ -15,6 +15,15 @@ def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):
     """(tiles, cycles) of one vertex set for one step."""
     g, name = vs.geometry, vs.codelet
     role = g.get("role")
+    if name == "dense_forward":
+        return vs.tiles, dense_snn.dense_forward_cycles(g["n_local"], g["n_in"], g["batch"], tile, g["update"],
+                                                        g["precision"])
+    if name == "dense_scatter":
+        return vs.tiles, dense_snn.dense_scatter_cycles(g["n_local"], g["batch"], tile, g["carry"], g["own"])
+    if name == "dense_weight_grad":
+        return vs.tiles, dense_snn.dense_weight_grad_cycles(g["n_local"], g["n_in"], g["batch"], tile, g["precision"])
+    if name == "dense_input_grad":
+        return vs.tiles, dense_snn.dense_input_grad_cycles(g["n_local"], g["n_in"], g["batch"], tile, g["precision"])
     if role == "forward" or name == "lif_forward":
         return vs.tiles, lif.lif_forward_cycles(g["n_local"], work["in_spikes"], tile,
                                                 g.get("update", lif.UPDATE_PER_VECTOR))
@@ -46,4 +55,5 @@ def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):
     raise KeyError(f"no cost route for codelet {name!r}")
 
 
-STATIC = {"count_cross_entropy", "readout_loss", "partial_reduce", "grad_copies_reduce", "sgd", "adam"}
+STATIC = {"count_cross_entropy", "readout_loss", "partial_reduce", "grad_copies_reduce", "sgd", "adam",
+          "dense_forward", "dense_scatter", "dense_weight_grad", "dense_input_grad"}

@@ -164,6 +164,13 @@ class Network:
         self.dense = tuple(bool(d) for d in self.dense) if self.dense else (False,) * L
         if len(self.dense) != L:
             raise ConfigError(f"dense has {len(self.dense)} flags for {L} neuron layers; give one per layer")
+        if any(self.dense):
+            if not all(self.dense):
+                raise ConfigError(f"dense={list(self.dense)}: dense activations apply to every layer of a network "
+                                  f"(a dense layer produces no spike list for a sparse successor); set all or none")
+            if self.capacities != self.sizes:
+                raise ConfigError(f"dense activations carry every neuron: capacities must equal the sizes "
+                                  f"{list(self.sizes)}, got {list(self.capacities)}")
         self.biases = list(self.biases) if self.biases else [None] * L
         self.recurrent_biases = list(self.recurrent_biases) if self.recurrent_biases else [None] * L
         if not self.recurrent:
@@ -227,6 +234,8 @@ class Network:
         if num_classes is not None:
             readout = Readout(readout.loss, num_classes, readout.correct_rate, readout.incorrect_rate)
         dense = tuple(dense) if isinstance(dense, (list, tuple)) else (bool(dense),) * L
+        if any(dense) and max_activity is None:
+            capacities = list(sizes)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), overflow=overflow, input_overflow=input_overflow,
                   weights=[], dtype=dtype, layers=specs, delay=delay, readout=readout, dense=dense)
         net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
