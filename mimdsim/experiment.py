@@ -119,6 +119,9 @@ def _build(values: dict):
     from .snn import Network
 
     v = values
+    if v.get("workload.name", "snn") != "snn":  # sweeps build the SNN step only; never run it silently instead
+        raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare --workload` or "
+                          f"`mimdsim run`; sweep files sweep the SNN step (set workload.name = 'snn')")
     net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
                               input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                               overflow=v["model.overflow"], seed=v["run.seed"], weight_scale=v["model.weight_scale"])

@@ -124,3 +124,12 @@ def test_settings_choices_match_the_codelets():
     assert BY_KEY["workload.schedule"].choices == SCHEDULES
     from kernels.amp import AMP_UTILISATION
     assert BY_KEY["workload.utilisation"].default == pytest.approx(AMP_UTILISATION)
+
+
+def test_sweep_points_refuse_a_workload_instead_of_running_the_snn_step():
+    from mimdsim.settings import SETTINGS
+    from mimdsim.sweep.runner import run_point
+    values = {s.key: s.default for s in SETTINGS}
+    values["workload.name"] = "kalman"
+    rec = run_point(values, "compare", {"workload.name": "kalman"})
+    assert rec["status"] == "error" and "workload.name = 'kalman'" in rec["error"]

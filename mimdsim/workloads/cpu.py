@@ -144,8 +144,7 @@ def kalman_estimate(tracks, planes=5, cpu_spec="i7-9750h", *, variant="vectorise
     return Report(
         architecture=spec.name, platform="cpu", model=f"kalman {planes} planes, {variant}, {covariance} covariance",
         mode=f"{n_cores} core(s)", timesteps=planes, batch_size=int(tracks), clock_hz=hz, cycles=cycles,
-        steps=steps, memory={"device_bytes": int(nbytes), "device_bytes_limit": int(2 ** 40),
-                             "by_category": {"hits and results": int(nbytes)}},
+        steps=steps, memory={"host_bytes": int(nbytes)},  # hits read and results written in DRAM
         placement={"cores": n_cores, "clock_hz": hz, "cycles_per_track": state, "variant": variant,
                    "covariance": covariance, "precision": "fp32",
                    "bound": "memory" if memory > compute else "compute"},
