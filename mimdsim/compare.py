@@ -12,12 +12,12 @@ from .errors import ConfigError, OutOfDeviceMemory
 from .gpu.estimate import estimate
 from .gpu.kernels import STRATEGIES
 from .gpu.systolic_estimate import systolic_estimate
-from .report import Report
+from .report import JsonOutput, Report
 from .simulate import Run, simulate
 
 
 @dataclass
-class Comparison:
+class Comparison(JsonOutput):
     run: Run  # the MIMD simulation (report, loss, grads)
     gpu: dict = field(default_factory=dict)  # strategy -> Report
     refused: dict = field(default_factory=dict)  # strategy -> reason (e.g. does not fit)
@@ -41,14 +41,6 @@ class Comparison:
         if self.systolic is not None:
             d["systolic"] = self.systolic.to_dict()
         return d
-
-    def to_json(self, path=None, indent=2) -> str:
-        import json
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text + "\n")
-        return text
 
     def format(self) -> str:
         cols = [("MIMD " + self.mimd.architecture, self.mimd)] + \

@@ -20,8 +20,19 @@ def empty_cycles(kinds=KINDS) -> dict:
     return {phase: dict.fromkeys(kinds, 0.0) for phase in PHASES}
 
 
+class JsonOutput:
+    """``to_json`` for anything with a ``to_dict``: the text, also written to ``path`` if given."""
+
+    def to_json(self, path=None, indent=2) -> str:
+        text = json.dumps(self.to_dict(), indent=indent)
+        if path is not None:
+            with open(path, "w") as f:
+                f.write(text + "\n")
+        return text
+
+
 @dataclass
-class Report:
+class Report(JsonOutput):
     architecture: str  # chip, system, GPU or array name
     platform: str  # "mimd", "gpu" or "systolic"
     model: str
@@ -83,13 +94,6 @@ class Report:
             d["tiles"] = {"compute_cycles": self.tile_compute_cycles.tolist(),
                           "memory_bytes": self.tile_memory_bytes.tolist()}
         return d
-
-    def to_json(self, path=None, indent=2) -> str:
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text + "\n")
-        return text
 
     def format(self) -> str:
         """A readable, plain-text report."""

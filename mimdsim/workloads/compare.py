@@ -5,13 +5,12 @@ for the Kalman fit, samples/s for the MLP) and speedup is MIMD throughput over t
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from kernels.amp import AMP_UTILISATION
 
 from ..gpu.workloads import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman, mlp_estimate as gpu_mlp
-from ..report import Report
+from ..report import JsonOutput, Report
 from .cpu import kalman_estimate as cpu_kalman
 from .kalman import kalman
 from .mlp import DEFAULT_SIZES, mlp
@@ -20,7 +19,7 @@ WORKLOADS = ("snn", "kalman", "mlp")
 
 
 @dataclass
-class WorkloadComparison:
+class WorkloadComparison(JsonOutput):
     workload: str
     unit: str
     mimd: Report
@@ -47,13 +46,6 @@ class WorkloadComparison:
         if self.cpu is not None:
             d["cpu"] = self.cpu.to_dict()
         return d
-
-    def to_json(self, path=None, indent=2) -> str:
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text + "\n")
-        return text
 
     def format(self) -> str:
         cols = [("MIMD " + self.mimd.architecture, self.mimd)] + self._others()
