@@ -15,12 +15,13 @@ from .optim import SGD, Adam
 from .simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)
 from .snn import LIFParams, Network, NeuronSpec, Readout, Surrogate
+from .snn.nir_io import from_nir, to_nir
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "Network", "LIFParams", "NeuronSpec", "Surrogate",
-    "Readout", "simulate", "Run",
+    "Readout", "from_nir", "to_nir", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
     "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
     "workloads",

@@ -122,9 +122,15 @@ def _build(values: dict):
     if v.get("workload.name", "snn") != "snn":  # sweeps build the SNN step only; never run it silently instead
         raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare --workload` or "
                           f"`mimdsim run`; sweep files sweep the SNN step (set workload.name = 'snn')")
-    net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
-                              input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
-                              overflow=v["model.overflow"], seed=v["run.seed"], weight_scale=v["model.weight_scale"])
+    if v.get("model.nir"):  # a NIR graph replaces the layer flags (mimdsim.from_nir)
+        from .snn.nir_io import from_nir
+        net = from_nir(v["model.nir"])
+        v = dict(v, **{"model.layers": list(net.sizes)})
+    else:
+        net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
+                                  input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
+                                  overflow=v["model.overflow"], seed=v["run.seed"],
+                                  weight_scale=v["model.weight_scale"])
     overrides = dict(v["chip.set"] or {})
     if v["chip.tiles"] is not None:
         overrides["tiles"] = v["chip.tiles"]
