@@ -157,3 +157,27 @@ def test_report_schema_matches_mimd():
         assert key in g and key in m
     assert g["cycles"]["total"] == pytest.approx(g["cycles"]["compute"] + g["cycles"]["launch"])
     assert g["seconds_per_step"] == pytest.approx(sum(g["seconds_by_phase"].values()))
+
+
+def test_neuron_models_and_recurrence_on_the_gpu():
+    from mimdsim.gpu.kernels import training_step_kernels
+    from mimdsim.snn.neurons import NeuronSpec
+
+    def net(model, rec="none", **kw):
+        return mimdsim.Network.build([784, 1000, 10], NeuronSpec(model, recurrence=rec, **kw))
+    leaky, syn = net("leaky", beta=0.9), net("synaptic", beta=0.9, alpha=0.8)
+    alpha, rec = net("alpha", beta=0.8, alpha=0.9), net("leaky", "all-to-all", beta=0.9)
+    kw = dict(timesteps=25, batch_size=128)
+    t = {k: estimate(n, "a100-40gb", strategy="fused", **kw) for k, n in
+         (("leaky", leaky), ("syn", syn), ("alpha", alpha), ("rec", rec))}
+    assert t["leaky"].seconds_per_step < t["syn"].seconds_per_step < t["alpha"].seconds_per_step
+    # s state variables per neuron: BPTT keeps (1 + s) values per neuron and step
+    act = {k: r.memory["by_category"]["activations"] for k, r in t.items()}
+    assert act["syn"] == act["leaky"] * 3 // 2 and act["alpha"] == act["leaky"] * 2
+    # an all-to-all recurrence adds n*n parameters and per-step GEMMs that no strategy folds over time
+    assert t["rec"].memory["by_category"]["weights"] == t["leaky"].memory["by_category"]["weights"] + 4 * 1000 * 1000
+    ks = training_step_kernels([784, 1000, 10], 25, 128, strategy="fused", e=4, specs=rec.specs)
+    names = {k.name: k for k in ks}
+    assert names["L1.fwd_recurrent_gemm"].count == 25 and names["L1.fwd_neuron"].count == 25
+    assert "L1.fwd_neuron_scan" not in names and names["L2.fwd_neuron_scan"].count == 1
+    assert t["rec"].seconds_per_step > 2 * t["leaky"].seconds_per_step

@@ -84,8 +84,9 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
                 raise ConfigError(f"activity value {a!r} must be a fraction in [0, 1]")
     e = spec.bytes_per_element(precision)
 
+    specs = getattr(net, "specs", None)
     memory = device_memory(sizes, timesteps, batch_size, strategy=strategy, e=e, optimizer=optimizer,
-                           activity=acts)
+                           activity=acts, specs=specs)
     used = sum(memory.values())
     if check_memory and used > spec.hbm_bytes:
         halves = [p for p in ("fp16", "bf16") if p in spec.matrix_precisions]
@@ -96,7 +97,7 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
             + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
 
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
-                                    activity=acts, optimizer=optimizer)
+                                    activity=acts, optimizer=optimizer, specs=specs)
     hz = spec.clock_hz
     cycles = empty_cycles(GPU_KINDS)
     steps: dict[str, dict] = {}

@@ -38,49 +38,87 @@ def _gemm(name, phase, m, n, k, e, count):
     return Kernel(name, phase, "matrix", 2.0 * m * n * k, e * (m * k + k * n + m * n), count, (m, n, k))
 
 
-def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None, optimizer="adam"):
+STATES = {"leaky": 1, "lapicque": 1, "synaptic": 2, "alpha": 3}
+
+
+def neuron_traits(spec):
+    """(state variables per neuron, recurrence) of a layer's neuron spec (None: the sparse LIF)."""
+    if spec is None:
+        return 1, "none"
+    return STATES.get(getattr(spec, "model", "leaky"), 1), getattr(spec, "recurrence", "none")
+
+
+def layer_parameters(spec, n_in, n):
+    """Trained values of a layer: weights, recurrent weights, learnable decay and threshold."""
+    _, rec = neuron_traits(spec)
+    p = n_in * n + {"all-to-all": n * n, "one-to-one": n}.get(rec, 0)
+    if spec is not None:
+        p += n * (bool(getattr(spec, "learn_beta", False)) + bool(getattr(spec, "learn_threshold", False)))
+    return p
+
+
+def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None, optimizer="adam", specs=None):
     """Kernels of one training step of a feed-forward SNN (input first in ``sizes``).
 
     ``activity[l]`` (l = 0 for the input) is the spike fraction per step, used by the
-    sparse strategy only (nnz = activity * B * n per step).
+    sparse strategy only (nnz = activity * B * n per step). ``specs`` (one neuron spec per
+    layer, optional) sets each layer's state variables s (leaky and lapicque 1, synaptic 2,
+    alpha 3) and recurrence: the element-wise kernels move (2 + 3s) values per neuron and step
+    (fused scans 2 + s), and an all-to-all recurrence adds a GEMM per step that no strategy can
+    fold over time, which also keeps that layer's neuron update per step.
     """
     T, B = int(timesteps), int(batch)
     L = len(sizes) - 1
+    specs = list(specs) if specs is not None else [None] * L
     ks: list[Kernel] = []
     if strategy not in STRATEGIES:
         raise ValueError(strategy)
     for l in range(1, L + 1):
         n_in, n = sizes[l - 1], sizes[l]
+        s, rec = neuron_traits(specs[l - 1])
         if strategy == "fused":
             ks.append(_gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
-            # recurrence over T inside one kernel: reads I, writes U history and S
-            ks.append(Kernel(f"L{l}.fwd_neuron_scan", "forward", "vector", 6.0 * T * B * n, e * 3 * T * B * n, 1))
+        elif strategy == "per-step":
+            ks.append(_gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
         else:
-            if strategy == "per-step":
-                ks.append(_gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
-            else:
-                nnz = activity[l - 1] * B * n_in
-                # compaction: read the dense spike tensor, write ids (4 B) and row offsets
-                ks.append(Kernel(f"L{l}.fwd_to_sparse", "forward", "vector", 2.0 * B * n_in,
-                                 e * B * n_in + 4 * (nnz + B + 1), T))
-                ks.append(Kernel(f"L{l}.fwd_spmm", "forward", "gather", 2.0 * nnz * n,
-                                 e * (nnz * n + B * n) + 4 * (nnz + B + 1), T))
-            # U = a U (1 - R) + c(1 - a) I; S = U > theta: reads U, I; writes U, history, S
-            ks.append(Kernel(f"L{l}.fwd_neuron", "forward", "vector", 6.0 * B * n, e * 5 * B * n, T))
+            nnz = activity[l - 1] * B * n_in
+            # compaction: read the dense spike tensor, write ids (4 B) and row offsets
+            ks.append(Kernel(f"L{l}.fwd_to_sparse", "forward", "vector", 2.0 * B * n_in,
+                             e * B * n_in + 4 * (nnz + B + 1), T))
+            ks.append(Kernel(f"L{l}.fwd_spmm", "forward", "gather", 2.0 * nnz * n,
+                             e * (nnz * n + B * n) + 4 * (nnz + B + 1), T))
+        if rec == "all-to-all":
+            ks.append(_gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T))
+        if strategy == "fused" and rec != "all-to-all":
+            # the recurrence over T inside one kernel: reads I, writes state histories and S
+            ks.append(Kernel(f"L{l}.fwd_neuron_scan", "forward", "vector", (4.0 + 2 * s) * T * B * n,
+                             e * (2 + s) * T * B * n, 1))
+        else:
+            # one step: reads I and the states, writes states, their history and S
+            ks.append(Kernel(f"L{l}.fwd_neuron", "forward", "vector", (4.0 + 2 * s) * B * n,
+                             e * (2 + 3 * s) * B * n, T))
     # readout: spike counts over time and softmax cross-entropy
     n_out = sizes[-1]
     ks.append(Kernel("loss.counts", "forward", "vector", 1.0 * T * B * n_out, e * (T + 1) * B * n_out, 1))
     ks.append(Kernel("loss.softmax_ce", "forward", "vector", 10.0 * B * n_out, e * 3 * B * n_out, 1))
     for l in range(L, 0, -1):
         n_in, n = sizes[l - 1], sizes[l]
+        s, rec = neuron_traits(specs[l - 1])
+        if strategy == "fused" and rec != "all-to-all":
+            ks.append(Kernel(f"L{l}.bwd_neuron_scan", "backward", "vector", (8.0 + 2 * s) * T * B * n,
+                             e * (2 + s) * T * B * n, 1))
+        else:
+            # surrogate, carry and dI: reads state histories, dS, carried grads; writes them and dI
+            ks.append(Kernel(f"L{l}.bwd_neuron", "backward", "vector", (8.0 + 2 * s) * B * n,
+                             e * (2 + 3 * s) * B * n, T))
+        if rec == "all-to-all":
+            ks.append(_gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T))  # dI V^T, per step
+            ks.append(_gemm(f"L{l}.bwd_recurrent_wgrad_gemm", "backward", n, n, T * B, e, 1))  # S^T dI, folded
         if strategy == "fused":
-            ks.append(Kernel(f"L{l}.bwd_neuron_scan", "backward", "vector", 10.0 * T * B * n, e * 3 * T * B * n, 1))
             ks.append(_gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, T * B, e, 1))
             if l > 1:
                 ks.append(_gemm(f"L{l}.bwd_input_gemm", "backward", T * B, n_in, n, e, 1))
             continue
-        # surrogate, carry and dI: reads U history, dS, dU; writes dU, dI
-        ks.append(Kernel(f"L{l}.bwd_neuron", "backward", "vector", 10.0 * B * n, e * 5 * B * n, T))
         if strategy == "per-step":
             # dW += X[t]^T dI[t]: the accumulation reads and writes dW
             k = _gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, B, e, T)
@@ -92,7 +130,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
         if l > 1:
             ks.append(_gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T))
     for l in range(1, L + 1):
-        p = sizes[l - 1] * sizes[l]
+        p = layer_parameters(specs[l - 1], sizes[l - 1], sizes[l])
         if optimizer == "adam":  # reads w, g, m, v; writes w, m, v
             ks.append(Kernel(f"L{l}.adam", "update", "vector", 12.0 * p, e * 7 * p, 1))
         else:  # reads w, g; writes w
@@ -100,18 +138,19 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     return ks
 
 
-def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam", activity=None) -> dict:
-    """Bytes the step keeps on the device, by category (``activity`` as for the kernels)."""
+def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam", activity=None, specs=None) -> dict:
+    """Bytes the step keeps on the device, by category (``activity``, ``specs`` as for the kernels)."""
     T, B = int(timesteps), int(batch)
-    params = sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
-    neurons = sum(sizes[1:])
+    specs = list(specs) if specs is not None else [None] * (len(sizes) - 1)
+    params = sum(layer_parameters(sp, a, b) for sp, a, b in zip(specs, sizes[:-1], sizes[1:]))
+    # BPTT keeps every step's spikes and state variables of every layer
+    stored = sum((1 + neuron_traits(sp)[0]) * n for sp, n in zip(specs, sizes[1:]))
     mem = {
         "weights": e * params,
         "gradients": e * params,
         "optimizer": (2 * e * params) if optimizer == "adam" else 0,
         "inputs": e * T * B * sizes[0],
-        # BPTT keeps membrane and spikes of every step and layer
-        "activations": 2 * e * T * B * neurons,
+        "activations": e * T * B * stored,
         # the largest per-layer temporary: I (and dI) over the folded steps, or one step's
         "workspace": e * (2 * T * B if strategy == "fused" else 2 * B) * max(sizes[1:]),
     }
