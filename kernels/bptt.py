@@ -242,8 +242,11 @@ def weight_grad(dW_copies, worker, in_ids, in_spikes, dI):
 
 @numba.njit(cache=True)
 def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
-    """Per-tile partial dot products ``P[b, k, p]`` (tile p holds neurons tile_starts[p]:[p+1])."""
-    B = dI.shape[0]
+    """Per-tile partial dot products ``P[b, k, p]`` (tile p holds neurons tile_starts[p]:[p+1]).
+
+    One pass over the row; each partial sums its tile's neurons in index order.
+    """
+    B, n = dI.shape
     tiles = tile_starts.shape[0] - 1
     for b in range(B):
         for k in range(P.shape[1]):
@@ -251,11 +254,17 @@ def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
                 P[b, k, p] = 0
         for k in range(in_listed[b]):
             row = W[in_ids[b, k]]
-            for p in range(tiles):
-                s = row[0] * 0
-                for i in range(tile_starts[p], tile_starts[p + 1]):
-                    s += row[i] * dI[b, i]
-                P[b, k, p] = s
+            p = 0
+            end = tile_starts[1]
+            s = row[0] * 0
+            for i in range(n):
+                if i == end:
+                    P[b, k, p] = s
+                    p += 1
+                    end = tile_starts[p + 1]
+                    s = row[0] * 0
+                s += row[i] * dI[b, i]
+            P[b, k, p] = s
 
 
 # Instruction counts per sample (see docs/cost-model.md).

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import functools
+
 import numpy as np
 
 
@@ -41,12 +43,19 @@ def worker_of_sample(batch: int, workers: int) -> np.ndarray:
     return np.arange(batch) * workers // batch
 
 
+@functools.lru_cache(maxsize=64)
+def _assignment(batch: int, workers: int) -> np.ndarray:
+    """One-hot [B, workers] matrix of ``worker_of_sample`` (read-only, shared)."""
+    assign = np.zeros((batch, workers))
+    assign[np.arange(batch), worker_of_sample(batch, workers)] = 1.0
+    assign.flags.writeable = False
+    return assign
+
+
 def per_worker(instr: np.ndarray, workers: int) -> np.ndarray:
     """Sum per-sample instruction counts ``[vertices, B]`` into ``[vertices, workers]``."""
     instr = np.asarray(instr, dtype=np.float64)
-    assign = np.zeros((instr.shape[1], workers))
-    assign[np.arange(instr.shape[1]), worker_of_sample(instr.shape[1], workers)] = 1.0
-    return instr @ assign
+    return instr @ _assignment(instr.shape[1], workers)
 
 
 def barrel_cycles(worker_instr: np.ndarray, tile: Tile) -> np.ndarray:
