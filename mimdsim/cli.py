@@ -133,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(func=cmd_sweep)
+    from .training.cli import add_parser as add_train_parser
+    add_train_parser(sub)
     return p
 
 
