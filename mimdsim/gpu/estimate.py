@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..errors import ConfigError, OutOfDeviceMemory
 from ..report import Report, empty_cycles
 from ..snn.network import describe_sizes
-from .kernels import STRATEGIES, Kernel, device_memory, training_step_kernels
+from .kernels import STRATEGIES, Kernel, check_step, device_memory, training_step_kernels
 from .spec import PRECISIONS, GpuSpec, gpu as gpu_spec
 
 GPU_KINDS = ("compute", "launch")
@@ -64,11 +64,7 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     if precision not in PRECISIONS:
         raise ConfigError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
     spec.matrix_flops(precision)  # raises if the GPU lacks this precision
-    if optimizer not in ("sgd", "adam"):
-        raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
-    for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ConfigError(f"{name}={v!r} must be a positive integer")
+    check_step(timesteps, batch_size, optimizer)
     sizes = list(net.sizes)
     L = len(sizes) - 1
     acts = None

@@ -38,6 +38,17 @@ def _gemm(name, phase, m, n, k, e, count):
     return Kernel(name, phase, "matrix", 2.0 * m * n * k, e * (m * k + k * n + m * n), count, (m, n, k))
 
 
+def check_step(timesteps, batch_size, optimizer) -> None:
+    """Clear errors for the run settings every platform's estimate takes."""
+    from ..errors import ConfigError
+
+    if optimizer not in ("sgd", "adam"):
+        raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
+    for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ConfigError(f"{name}={v!r} must be a positive integer")
+
+
 STATES = {"leaky": 1, "lapicque": 1, "synaptic": 2, "alpha": 3}
 
 

@@ -11,10 +11,9 @@ cycles by which DRAM traffic exceeds them (``dram``).
 """
 from __future__ import annotations
 
-from ..errors import ConfigError
 from ..report import Report, empty_cycles
 from ..snn.network import describe_sizes
-from .kernels import training_step_kernels
+from .kernels import check_step, training_step_kernels
 from .systolic import SystolicSpec, systolic, systolic_gemm_cycles
 
 SYSTOLIC_KINDS = ("array", "vector", "dram")
@@ -22,11 +21,7 @@ SYSTOLIC_KINDS = ("array", "vector", "dram")
 
 def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, optimizer: str = "adam") -> Report:
     spec = array if isinstance(array, SystolicSpec) else systolic(array)
-    if optimizer not in ("sgd", "adam"):
-        raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
-    for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ConfigError(f"{name}={v!r} must be a positive integer")
+    check_step(timesteps, batch_size, optimizer)
     sizes = list(net.sizes)
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy="fused", e=spec.bytes_per_element,
                                     optimizer=optimizer)
