@@ -15,7 +15,6 @@ properties of the barrel model (monotone in work; spreading work never hurts).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,5 +1,4 @@
 """GPU cost model: roofline, floors, efficiency curves, launch overheads, strategies."""
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 

@@ -5,7 +5,6 @@ reset mechanism, surrogate, recurrence, learnable parameter, loss and layer timi
 Capacity = layer size and theta2 = -inf (the zoo's defaults) list every neuron, so the
 sparse machinery (spike lists, listed-only surrogates, partial sums) is exact-dense here.
 """
-import math
 
 import numpy as np
 import pytest

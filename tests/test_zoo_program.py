@@ -1,6 +1,5 @@
 """The neuron zoo on the chip: instruction counts, layer timing (delay 0/1), memory
 footprints, float16 costs and numerics, non-spiking readout, and clear errors."""
-import math
 
 import numpy as np
 import pytest

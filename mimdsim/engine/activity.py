@@ -227,7 +227,7 @@ class ExecutionSource(_Source):
     # ---- forward -------------------------------------------------------------------------
     def forward(self, vs, t):
         l = vs.layer
-        spec, p, dt = self.specs[l - 1], self.p[l], self.dt
+        spec, p = self.specs[l - 1], self.p[l]
         n_spk = self._input_list_len(l, t, 0)
         I = self.I[l]
         lif.gather_rows(self.W[l - 1], self._in_list(l, t), n_spk, I, False)

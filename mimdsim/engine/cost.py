@@ -3,8 +3,6 @@ into the codelet's own cycle estimator. This is the only place the engine learns
 of compute, and it does so through the codelets."""
 from __future__ import annotations
 
-import numpy as np
-
 from kernels import bptt, dense_snn, lif, loss, optim, reduce, spikes
 from kernels.tile import Tile
 

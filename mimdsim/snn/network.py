@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from .neurons import NeuronSpec, Surrogate
+from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
 OVERFLOW_POLICIES = ("lowest-index", "random")
