@@ -16,6 +16,7 @@ from .simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)
 from .snn import LIFParams, Network, NeuronSpec, Readout, Surrogate
 from .snn.nir_io import from_nir, to_nir
+from . import data  # the subpackage: mimdsim.data.digits(...), .randman(...), .events(...)
 from .training import train
 
 __version__ = "0.1.0"
@@ -25,5 +26,5 @@ __all__ = [
     "Readout", "from_nir", "to_nir", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
     "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
-    "workloads", "train",
+    "workloads", "train", "data",
 ]

@@ -91,6 +91,7 @@ def cmd_train(args) -> int:
                    theta2_schedule=schedule, seed=args.seed, gpu=gpu, gpu_strategy=args.gpu_strategy,
                    precision=args.precision, checkpoint=args.checkpoint, resume=args.resume,
                    checkpoint_every=args.checkpoint_every, lr_schedule=None if args.lr_schedule == "none" else args.lr_schedule,
+                   layerwise_lr=args.layerwise_lr,
                    progress=False if quiet else None, log=log, neurons_per_tile=args.neurons_per_tile)
     e = result.final
     acc = f"{100 * e.test_accuracy:.2f}%" if e.test_accuracy is not None else "-"
@@ -148,8 +149,11 @@ def add_parser(sub):
     o.add_argument("--epochs", type=int, default=10)
     o.add_argument("--batch", type=int, default=16)
     o.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
-    o.add_argument("--lr", type=float, default=3e-3)
-    o.add_argument("--lr-schedule", choices=["none", "cosine"], default="none")
+    o.add_argument("--lr", type=float, default=2e-3)
+    o.add_argument("--lr-schedule", choices=["none", "cosine", "step"], default="none",
+                   help="per epoch: constant, cosine to 1%%, or step (lr/10 for the last quarter)")
+    o.add_argument("--layerwise-lr", action="store_true",
+                   help="scale each layer's lr by the RMS of its initial weights (lr becomes a relative step)")
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--checkpoint", metavar="FILE.npz", help="write weights, optimizer and RNG state every epoch")
     o.add_argument("--checkpoint-every", type=int, default=1, help="epochs between checkpoints")

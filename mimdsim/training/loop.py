@@ -63,15 +63,19 @@ class Theta2Schedule:
 
 
 HALFWAY = Theta2Schedule(start=-100.0, target=None, rate=0.5)
-LR_SCHEDULES = (None, "cosine")
+LR_SCHEDULES = (None, "cosine", "step")
 COSINE_FLOOR = 0.01
+STEP_AT, STEP_FACTOR = 0.75, 0.1
 
 
 def lr_at(schedule, lr, epoch, epochs) -> float:
-    """The learning rate of epoch ``epoch`` (0-based): constant, or cosine from ``lr`` down
-    to ``COSINE_FLOOR * lr`` at the last epoch."""
+    """The learning rate of epoch ``epoch`` (0-based): constant; ``"cosine"`` from ``lr`` down
+    to ``COSINE_FLOOR * lr`` at the last epoch; ``"step"``: ``lr`` for the first 75% of the
+    epochs, then ``lr / 10``."""
     if schedule is None or epochs <= 1:
         return lr
+    if schedule == "step":
+        return lr * (STEP_FACTOR if epoch >= math.ceil(STEP_AT * epochs) else 1.0)
     frac = epoch / (epochs - 1)
     return lr * (COSINE_FLOOR + (1 - COSINE_FLOOR) * 0.5 * (1 + math.cos(math.pi * frac)))
 
@@ -153,6 +157,31 @@ def format_epoch(e: Epoch) -> str:
     gpu = f"{e.gpu_seconds_total:14.4g}" if e.gpu_seconds_total is not None else ""
     return (f"{e.epoch:>5}{e.loss:9.4f}{pct(e.train_accuracy)}{pct(e.test_accuracy)}{act:>24}"
             f"{sum(e.dropped_spikes):>10,}{e.theta2:9.3g}{e.chip_seconds_total:11.4g}{gpu}{e.wall_seconds:8.1f}")
+
+
+class LayerwiseLR:
+    """Wraps an optimizer so that layer l's step uses ``lr * scales[l]`` (weights, biases and
+    neuron parameters of that layer alike). With ``scales`` = the RMS of each layer's initial
+    weights, ``lr`` becomes a *relative* step (a fraction of the layer's weight scale), as in
+    layer-wise adaptive methods (LARS, Adafactor's relative step): calibrated layers whose
+    weights differ by 30x in scale then learn at comparable relative speeds."""
+
+    def __init__(self, inner, scales):
+        self.inner, self.scales = inner, [float(v) for v in scales]
+        self.kind = inner.kind
+
+    def apply(self, index, w, g):
+        l = index if isinstance(index, (int, np.integer)) else index[0]
+        lr = self.inner.lr
+        self.inner.lr = lr * self.scales[l]
+        try:
+            self.inner.apply(index, w, g)
+        finally:
+            self.inner.lr = lr
+
+
+def weight_rms(net) -> list:
+    return [float(np.sqrt(np.mean(np.square(w, dtype=np.float64)))) for w in net.weights]
 
 
 class _GpuTimer:
@@ -292,8 +321,8 @@ def set_theta2(net, values) -> None:
 def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch_size: int = 32, optimizer=None,
           theta2_schedule="halfway", seed: int = 0, evaluate_test: bool = True, gpu="a100-40gb",
           gpu_strategy: str = "fused", precision: str = "fp32", checkpoint=None, resume: bool = False,
-          checkpoint_every: int = 1, progress=None, log=None, lr_schedule=None, neurons_per_tile=None,
-          reserve_tile0: bool = True) -> TrainResult:
+          checkpoint_every: int = 1, progress=None, log=None, lr_schedule=None, layerwise_lr: bool = False,
+          neurons_per_tile=None, reserve_tile0: bool = True) -> TrainResult:
     """Train ``net`` on ``dataset`` on the simulated ``chip``; its parameters are updated in place.
 
     * ``optimizer``: :class:`mimdsim.Adam` (default ``Adam(lr=1e-3)``) or :class:`mimdsim.SGD`.
@@ -301,8 +330,10 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
       incomplete batch is dropped (the chip's program has a static batch size).
     * ``theta2_schedule``: ``"halfway"`` (start at -100, halfway towards the network's
       theta2 after every step), ``None`` (keep theta2), or a :class:`Theta2Schedule`.
-    * ``lr_schedule``: ``None`` (constant) or ``"cosine"`` (per epoch, from the optimizer's
-      lr down to 1% of it at the last epoch).
+    * ``lr_schedule``: ``None`` (constant), ``"cosine"`` (per epoch, from the optimizer's
+      lr down to 1% of it at the last epoch) or ``"step"`` (lr / 10 for the last quarter).
+    * ``layerwise_lr``: scale each layer's learning rate by the RMS of its weights when
+      training starts (:class:`LayerwiseLR`; the scales are kept in checkpoints).
     * ``gpu``/``gpu_strategy``/``precision``: the GPU model timed for the same steps
       (``gpu=None`` to skip).
     * ``checkpoint``: a ``.npz`` path written every ``checkpoint_every`` epochs and at the
@@ -334,12 +365,14 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
     rng = np.random.default_rng(seed)
     history: list[Epoch] = []
     step, start_epoch = 0, 0
+    lr_scales = None
     if resume:
         meta, arrays = ckpt.load(checkpoint)
         ckpt.check_compatible(checkpoint, meta, arrays, net=net, optimizer=optimizer, data_fingerprint=fingerprint,
                               data_name=dataset.name)
         ckpt.restore(meta, arrays, net=net, optimizer=optimizer)
         rng.bit_generator.state = meta["rng"]
+        lr_scales = meta.get("lr_scales")
         step, start_epoch = int(meta["step"]), int(meta["epoch"])
         history = [Epoch(**e) for e in meta["history"]]
     config = dict(network=net.describe(), capacities=list(net.capacities), data=dataset.name,
@@ -349,6 +382,10 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
                   theta2_target=targets[0], lr_schedule=lr_schedule, gpu=gpu, gpu_strategy=gpu_strategy,
                   precision=precision)
     gpu_timer = _GpuTimer(net, gpu, gpu_strategy, precision, optimizer.kind, T, B)
+    if layerwise_lr and lr_scales is None:
+        lr_scales = weight_rms(net)
+    config["layerwise_lr"] = lr_scales if layerwise_lr else None
+    stepper = LayerwiseLR(optimizer, lr_scales) if layerwise_lr else optimizer
     bar = Progress(wanted(progress))
     sim_kw = dict(neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
     chip_total = history[-1].chip_seconds_total if history else 0.0
@@ -367,7 +404,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
                 y = train_set.labels[sel]
                 if schedule is not None:
                     set_theta2(net, [schedule.value(step, t) for t in targets])
-                run = simulate(net, system, inputs=train_set.spikes(sel), labels=y, optimizer=optimizer,
+                run = simulate(net, system, inputs=train_set.spikes(sel), labels=y, optimizer=stepper,
                                seed=int(rng.integers(2 ** 31)), **sim_kw)
                 step += 1
                 loss_sum += run.loss
@@ -396,7 +433,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
                 meta = dict(network=ckpt.network_signature(net), epoch=epoch + 1, step=step,
                             rng=rng.bit_generator.state, optimizer=config["optimizer"],
                             data={"name": dataset.name, "fingerprint": fingerprint},
-                            history=[h.to_dict() for h in history], config=config)
+                            history=[h.to_dict() for h in history], config=config, lr_scales=lr_scales)
                 ckpt.save(checkpoint, net=net, optimizer=optimizer, meta=meta)
             if log is not None:
                 log(e)
