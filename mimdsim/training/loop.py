@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -443,9 +442,3 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
     if gpu_timer.note:
         config["notes"] = [gpu_timer.note]
     return TrainResult(history=history, net=net, optimizer=optimizer, config=config)
-
-
-def default_checkpoint_path(path) -> str:
-    """``path`` with ``.npz`` appended when it has no extension."""
-    path = os.fspath(path)
-    return path if os.path.splitext(path)[1] else path + ".npz"
