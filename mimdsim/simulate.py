@@ -6,7 +6,9 @@ counts drawn from the activity, no numerics. Both cost the same program the same
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,8 +131,12 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     if precision == "fp16" and np.dtype(net.dtype) != np.float32:
         raise ConfigError("precision='fp16' needs a float32 network (its weights are rounded to half precision "
                           "for the run); got dtype float64")
+    # theta2 moves every training step (the schedule) but shapes nothing in the program: the
+    # numerics read it from net.specs, so it is left out of the compiled program's key
+    st = net.structure
+    st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind, net.structure, precision)
+                        opt_kind, st, precision)
     L = net.num_layers
     if execution:
         source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
