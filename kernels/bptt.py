@@ -72,6 +72,23 @@ def _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta):
 
 
 @numba.njit(cache=True)
+def _du_from_spikes(dm, dS, ids, listed, dSd, u, m_prev, theta, reset, reset_delay, in_grad, sgk, p1, p2,
+                    du, dmdS, dtheta):
+    """``du`` = dL/du[t]: the gradient carried into the membrane plus the listed ids' surrogate
+    gradients (and, without reset delay, the same-step reset's share)."""
+    B, n = dm.shape
+    if reset_delay:
+        zero = u.dtype.type(0)
+        for b in range(B):
+            for i in range(n):
+                du[b, i] = dm[b, i]
+                dmdS[b, i] = zero
+    else:
+        _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta)
+    _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
+
+
+@numba.njit(cache=True)
 def leaky_backward(dm, dS, ids, listed, dSd, u, m_prev, gain, decay, theta, reset, whole, reset_delay, in_grad,
                    sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
     """Backward step of the leaky (and Lapicque) neuron, in place.
@@ -89,14 +106,8 @@ def leaky_backward(dm, dS, ids, listed, dSd, u, m_prev, gain, decay, theta, rese
     B, n = dm.shape
     one = u.dtype.type(1)
     zero = one * 0
-    if reset_delay:
-        for b in range(B):
-            for i in range(n):
-                du[b, i] = dm[b, i]
-                dmdS[b, i] = zero
-    else:
-        _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta)
-    _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
+    _du_from_spikes(dm, dS, ids, listed, dSd, u, m_prev, theta, reset, reset_delay, in_grad, sgk, p1, p2,
+                    du, dmdS, dtheta)
     for b in range(B):
         for i in range(n):
             mp = m_prev[b, i]
@@ -127,14 +138,8 @@ def synaptic_backward(dm, ds, dS, ids, listed, dSd, u, m_prev, gain, a, decay, t
     B, n = dm.shape
     one = u.dtype.type(1)
     zero = one * 0
-    if reset_delay:
-        for b in range(B):
-            for i in range(n):
-                du[b, i] = dm[b, i]
-                dmdS[b, i] = zero
-    else:
-        _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta)
-    _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
+    _du_from_spikes(dm, dS, ids, listed, dSd, u, m_prev, theta, reset, reset_delay, in_grad, sgk, p1, p2,
+                    du, dmdS, dtheta)
     for b in range(B):
         for i in range(n):
             mp = m_prev[b, i]
