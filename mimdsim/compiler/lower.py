@@ -132,6 +132,22 @@ def trainable_per_neuron(spec, bias: bool, n_in: int, n: int) -> int:
     return per
 
 
+def add_two_stage_reduction(bwd, l, p, plan, B, length, e) -> None:
+    """Lower the cross-tile reduction of layer l's per-tile partials (``length`` values of ``e``
+    bytes per sample): partials -> group reducers (stage 1) -> one tile per sample (stage 2)."""
+    grp = np.searchsorted(plan.group_starts, np.arange(p.tiles), side="right") - 1
+    s1_index = np.arange(B)[:, None] * len(plan.group_starts) + grp[None, :]
+    bwd["p1"][l].append(point_to_point(f"L{l}.partials", np.tile(p.tile_ids, B),
+                                       plan.stage1_tiles[s1_index.ravel()], length * e))
+    bwd["p2"][l].append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
+                                       p.sample_tile(B)[plan.stage1_job[0]], length * e))
+    bwd["red1"][l].append(VertexSet("partial_reduce", l, np.asarray(plan.stage1_tiles),
+                                    dict(inputs=plan.group_sizes[plan.stage1_job[1]], length=length, stage=1,
+                                         group_starts=plan.group_starts)))
+    bwd["red2"][l].append(VertexSet("partial_reduce", l, np.asarray(p.sample_tile(B)),
+                                    dict(inputs=np.full(B, len(plan.group_starts)), length=length, stage=2)))
+
+
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32") -> Program:
@@ -337,17 +353,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
                                  vs("input_grad", l, p.tile_ids, n_local=p.n_local, source="own")]
         if part_len[l]:
             length = part_len[l]
-            grp = np.searchsorted(plan.group_starts, np.arange(p.tiles), side="right") - 1
-            s1_index = np.arange(B)[:, None] * len(plan.group_starts) + grp[None, :]
-            bwd["p1"][l].append(point_to_point(f"L{l}.partials", np.tile(p.tile_ids, B),
-                                               plan.stage1_tiles[s1_index.ravel()], length * e))
-            bwd["p2"][l].append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
-                                               p.sample_tile(B)[plan.stage1_job[0]], length * e))
-            bwd["red1"][l].append(vs("partial_reduce", l, plan.stage1_tiles,
-                                     inputs=plan.group_sizes[plan.stage1_job[1]], length=length, stage=1,
-                                     group_starts=plan.group_starts))
-            bwd["red2"][l].append(vs("partial_reduce", l, p.sample_tile(B), inputs=np.full(B, len(plan.group_starts)),
-                                     length=length, stage=2))
+            add_two_stage_reduction(bwd, l, p, plan, B, length, e)
     fwd_or_bwd = bwd
     bwd_order = [list(range(1, L + 1))] if delay == 1 else [[l] for l in range(L, 0, -1)]
     backward = Loop("backward", T, tuple(steps("bwd", (("neuron", "neuron", "grads"), ("reduce1", "red1", "p1"),
@@ -444,17 +450,7 @@ def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, preci
         if l > 1:
             bwd["neuron"][l].append(vs("dense_input_grad", l, tiles, n_local=nl, n_in=n_in, batch=B,
                                        precision=precision, role="input_grad", source="input"))
-            grp = np.searchsorted(plan.group_starts, np.arange(p.tiles), side="right") - 1
-            s1_index = np.arange(B)[:, None] * len(plan.group_starts) + grp[None, :]
-            bwd["p1"][l].append(point_to_point(f"L{l}.partials", np.tile(tiles, B),
-                                               plan.stage1_tiles[s1_index.ravel()], n_in * e))
-            bwd["p2"][l].append(point_to_point(f"L{l}.group_sums", plan.stage1_tiles,
-                                               p.sample_tile(B)[plan.stage1_job[0]], n_in * e))
-            bwd["red1"][l].append(vs("partial_reduce", l, plan.stage1_tiles,
-                                     inputs=plan.group_sizes[plan.stage1_job[1]], length=n_in, stage=1,
-                                     group_starts=plan.group_starts))
-            bwd["red2"][l].append(vs("partial_reduce", l, p.sample_tile(B), inputs=np.full(B, len(plan.group_starts)),
-                                     length=n_in, stage=2))
+            add_two_stage_reduction(bwd, l, p, plan, B, n_in, e)
     out = layout.layers[-1]
     loss_tile = out.first_tile
     n_out = out.neurons
