@@ -302,6 +302,7 @@ ONE_TO_ONE_OWN = 1  # add the local dS of the one-to-one recurrence
 BIAS_GRAD_EXTRA = 3  # ld the worker's bias-gradient copy; add dI; st
 PARAM_VECTOR_LOAD = 1  # ld of a per-neuron parameter vector
 MEMBRANE_INJECT_EXTRA = 3  # membrane loss: ld the step of the maximum; cmp t; add dL/dmax into dm
+ACTIVITY_L1_OWN = 1  # L1 activity penalty: add lambda (held in a register) to a listed id's dS
 
 
 def backward_instructions(model="leaky", reset="zero", reset_delay=True, reset_in_gradient=False,

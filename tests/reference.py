@@ -151,7 +151,7 @@ def margin(trace: dict, theta1: float) -> float:
 def dense_bptt_numpy(weights: Sequence[np.ndarray], inputs, labels, *,
                      alpha: float, c: float, theta1: float, beta: float,
                      input_mask=None, spike_mask=None, list_mask=None,
-                     dtype=np.float64) -> tuple[float, list, dict[str, Any]]:
+                     dtype=np.float64, activity_l1: float = 0.0) -> tuple[float, list, dict[str, Any]]:
     """Dense surrogate BPTT with a hand-written backward pass (numpy).
 
     Parameters
@@ -165,6 +165,8 @@ def dense_bptt_numpy(weights: Sequence[np.ndarray], inputs, labels, *,
     list_mask : optional list of L bool ``[T, B, n_l]``; neurons that get a
         surrogate gradient.
     dtype : floating dtype of every computation.
+    activity_l1 : lambda of the L1 penalty ``lambda * sum`` of the sent spikes of every
+        hidden layer (snnTorch's ``l1_rate_sparsity``), added to the loss.
 
     Returns
     -------
@@ -211,6 +213,7 @@ def dense_bptt_numpy(weights: Sequence[np.ndarray], inputs, labels, *,
     probs = ez / z
     lse = (m + np.log(z))[:, 0]
     loss = float(np.mean(lse - counts[np.arange(B), labels]))
+    loss += activity_l1 * float(sum(S[l].sum() for l in range(L - 1)))
 
     # ---------------- backward ----------------
     onehot = np.zeros_like(counts)
@@ -220,6 +223,8 @@ def dense_bptt_numpy(weights: Sequence[np.ndarray], inputs, labels, *,
     # g_sent[l][t] = dL/dS~^{l+1}[t]; output layer gets dL/dC at every step.
     g_sent = [np.zeros_like(s) for s in S]
     g_sent[L - 1][:] = g_counts
+    for l in range(L - 1):
+        g_sent[l][:] = activity_l1                       # d(lambda sum S)/dS
     grads = [np.zeros_like(w) for w in W]
     g_u_next = [np.zeros((B, w.shape[1]), dtype=dt) for w in W]   # dL/dU[t+1]
     for t in range(T - 1, -1, -1):
@@ -273,7 +278,7 @@ def _spike_fn():
 def dense_bptt_torch(weights: Sequence[np.ndarray], inputs, labels, *,
                      alpha: float, c: float, theta1: float, beta: float,
                      input_mask=None, spike_mask=None, list_mask=None,
-                     dtype=np.float64) -> tuple[float, list, dict[str, Any]]:
+                     dtype=np.float64, activity_l1: float = 0.0) -> tuple[float, list, dict[str, Any]]:
     """Same model and signature as :func:`dense_bptt_numpy`, but the gradient
     comes from torch autograd over the forward pass.
 
@@ -326,6 +331,8 @@ def dense_bptt_torch(weights: Sequence[np.ndarray], inputs, labels, *,
         per_sample = (torch.logsumexp(counts, dim=1)
                       - counts.gather(1, labels_t[:, None])[:, 0])
         loss = per_sample.mean()
+        if activity_l1:
+            loss = loss + activity_l1 * sum(torch.stack(S[l]).sum() for l in range(L - 1))
         grads = torch.autograd.grad(loss, W, allow_unused=True)
 
     grads = [np.zeros_like(w) if g is None else g.detach().numpy().copy()

@@ -75,3 +75,21 @@ def test_memory_plan_by_hand():
     sgd = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), timesteps=T,
                           batch_size=B, neurons_per_tile=2, optimizer="sgd")
     assert not any(a.name.endswith("adam_moments") for a in sgd.tensors)
+
+
+def test_activity_l1_costs_one_add_per_listed_hidden_id():
+    """Readout(activity_l1) adds ACTIVITY_L1_OWN per listed id to hidden layers' backward only."""
+    from kernels.bptt import ACTIVITY_L1_OWN, SCATTER_OWN_PER_ID
+    chip = mimdsim.chip("ipu-mk2", tiles=64)
+    plain = mimdsim.Network.feedforward([32, 48, 48, 10], max_activity=0.1)
+    l1 = mimdsim.Network.feedforward([32, 48, 48, 10], max_activity=0.1)
+    l1.readout = mimdsim.Readout(activity_l1=1e-3)
+    runs = [mimdsim.simulate(n, chip, timesteps=5, batch_size=4, activity=0.05) for n in (plain, l1)]
+    own = [{(vs.layer, vs.codelet): vs.geometry.get("own") for st in r.program.supersteps() for vs in st.compute
+            if vs.geometry.get("role") == "scatter"} for r in runs]
+    for (layer, codelet), v in own[0].items():
+        extra = ACTIVITY_L1_OWN if layer < 3 else 0
+        assert own[1][(layer, codelet)] == v + extra and v == SCATTER_OWN_PER_ID
+    fwd = [r.report.cycles["forward"]["compute"] for r in runs]
+    bwd = [r.report.cycles["backward"]["compute"] for r in runs]
+    assert fwd[0] == fwd[1] and bwd[1] > bwd[0]

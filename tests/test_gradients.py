@@ -127,3 +127,49 @@ def test_optimizer_applies_update():
         losses.append(mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=16), inputs=x, labels=y,
                                        optimizer=opt).loss)
     assert losses[-1] < losses[0]
+
+
+def test_dense_output_lists_every_output_neuron_and_matches_masked_bptt():
+    """dense_output: per-layer theta2 (hidden 0.5, output -inf) reaches the chip's lists."""
+    sizes = [40, 30, 24, 6]
+    T, B = 30, 8
+    x, y = _problem(sizes, T, B, seed=3, rate=0.25)
+    net = mimdsim.Network.feedforward(sizes, capacities=[6, 4, 4, 6], theta2=0.5, seed=3, weight_scale=5.0,
+                                      dense_output=True)
+    assert [s.theta2 for s in net.specs] == [0.5, 0.5, -np.inf]
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=y, seed=11)
+    spk, lst = _masks_from_run(run, net, T, B)
+    assert lst[3].all(), "every output neuron is listed at every step"
+    assert not lst[1].all() and lst[1].sum(axis=2).max() <= 4, "hidden lists stay sparse"
+    loss, grads, _ = dense_bptt_numpy([w.astype(np.float64) for w in net.weights], x, y,
+                                      alpha=0.95, c=10.0, theta1=1.0, beta=10.0,
+                                      input_mask=spk[0], spike_mask=spk[1:], list_mask=lst[1:])
+    assert run.loss == pytest.approx(loss, rel=1e-5)
+    for l, (g, gr) in enumerate(zip(run.grads, grads)):
+        assert _relerr(g, gr) < 1e-5, f"layer {l} gradient"
+    with pytest.raises(mimdsim.ConfigError, match="dense_output"):
+        mimdsim.Network.feedforward(sizes, capacities=[6, 4, 4, 2], dense_output=True)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_activity_l1_equals_reference(dense):
+    """activity_l1 on the chip == the reference's L1 penalty (dense lists and small ones)."""
+    sizes = [40, 30, 24, 6]
+    T, B = 30, 8
+    x, y = _problem(sizes, T, B, seed=4, rate=0.25)
+    caps = list(sizes) if dense else [6, 4, 4, 2]
+    net = mimdsim.Network.feedforward(sizes, capacities=caps, theta2=-np.inf if dense else 0.5, seed=4,
+                                      weight_scale=5.0, overflow="random")
+    net.readout = mimdsim.Readout(activity_l1=0.003)
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=y, seed=2)
+    spk, lst = _masks_from_run(run, net, T, B)
+    loss, grads, trace = dense_bptt_numpy([w.astype(np.float64) for w in net.weights], x, y,
+                                          alpha=0.95, c=10.0, theta1=1.0, beta=10.0, activity_l1=0.003,
+                                          input_mask=spk[0], spike_mask=spk[1:], list_mask=lst[1:])
+    assert margin(trace, 1.0) > 1e-4
+    assert sum(s.sum() for s in trace["S"][:-1]) > 0
+    assert run.loss == pytest.approx(loss, rel=1e-5)
+    for l, (g, gr) in enumerate(zip(run.grads, grads)):
+        assert _relerr(g, gr) < 1e-5, f"layer {l} gradient"
+    with pytest.raises(mimdsim.ConfigError, match="activity_l1"):
+        mimdsim.Readout(activity_l1=-1.0)

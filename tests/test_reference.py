@@ -106,6 +106,24 @@ def test_numpy_backward_matches_torch_autograd(seed, kind):
     assert_grads_close(g_t, g_n, rtol=1e-10)
 
 
+@pytest.mark.parametrize("kind", MASK_KINDS)
+def test_activity_l1_matches_torch_autograd(kind):
+    """The L1 penalty on hidden spikes: hand-written backward == autograd, and it changes the gradient."""
+    pytest.importorskip("torch")
+    W, x, y = make_net(5)
+    masks = make_masks(5, kind)
+    loss_n, g_n, tr = dense_bptt_numpy(W, x, y, **P, **masks, activity_l1=0.01)
+    loss_t, g_t, _ = dense_bptt_torch(W, x, y, **P, **masks, activity_l1=0.01)
+    loss_0, g_0, _ = dense_bptt_numpy(W, x, y, **P, **masks)
+    hidden_spikes = sum(s.sum() for s in tr["S"][:-1])
+    assert hidden_spikes > 0
+    assert loss_n == pytest.approx(loss_0 + 0.01 * hidden_spikes, rel=1e-12)
+    assert loss_n == pytest.approx(loss_t, rel=1e-12)
+    assert_grads_close(g_t, g_n, rtol=1e-10)
+    assert not np.allclose(g_n[0], g_0[0])
+    np.testing.assert_array_equal(g_n[-1], g_0[-1])  # the output layer's weights see no penalty
+
+
 def test_numpy_matches_torch_float32():
     pytest.importorskip("torch")
     W, x, y = make_net(7, dtype=np.float32)

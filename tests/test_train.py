@@ -255,6 +255,30 @@ def test_schedule_applied_and_optional(tiny):
         _run(tiny, epochs=1, theta2_schedule="fast")
 
 
+def test_schedule_leaves_a_dense_output_dense(tiny):
+    """dense_output: the readout's theta2 stays -inf under the schedule, explicit target or not."""
+    for schedule in ("halfway", Theta2Schedule(start=-10.0, target=0.3, rate=0.5)):
+        net = _net(theta2=0.5, dense_output=True)
+        res = _run(tiny, net, epochs=1, theta2_schedule=schedule)
+        hidden_target = 0.5 if schedule == "halfway" else 0.3
+        k = res.final.steps - 1
+        start = -100.0 if schedule == "halfway" else -10.0
+        expect = hidden_target + (start - hidden_target) * 0.5 ** k
+        assert [s.theta2 for s in net.specs] == [expect, expect, -np.inf]
+        assert res.final.listed_fraction[-1] == 1.0 and net.capacities[-1] == 4
+
+
+def test_set_theta2_per_layer():
+    from mimdsim.training.loop import set_theta2, theta2_of
+    net = _net()
+    set_theta2(net, [0.2, 0.2, 0.2])
+    assert not net.layers and net.neuron.theta2 == 0.2
+    set_theta2(net, [0.2, 0.4, -np.inf])
+    assert theta2_of(net) == [0.2, 0.4, -np.inf]
+    with pytest.raises(ConfigError, match="3 neuron layers"):
+        set_theta2(net, [0.1, 0.2])
+
+
 def test_lr_schedules():
     assert lr_at(None, 0.1, 3, 10) == 0.1
     assert [lr_at("step", 1.0, e, 8) for e in range(8)] == [1.0] * 6 + [0.1] * 2

@@ -60,3 +60,15 @@ def test_train_on_an_event_file(tmp_path, capsys):
     np.savez(bad, times=np.array([-1.0]), ids=np.array([0]), sample=np.array([0]), labels=np.array([0]))
     assert main(["train", "--data", "events", "--events", str(bad), "--quiet"]) == 2
     assert "negative" in capsys.readouterr().err
+
+
+def test_train_dense_output_and_activity_l1(tmp_path, capsys):
+    out = tmp_path / "h.json"
+    assert main(["train", *TINY, "--epochs", "1", "--quiet", "--dense-output", "--activity-l1", "1e-3",
+                 "--json", str(out)]) == 0
+    cfg = json.loads(out.read_text())["config"]
+    assert cfg["capacities"][-1] == 3  # the readout list holds every output neuron
+    h = json.loads(out.read_text())["history"]
+    assert h[0]["listed_fraction"][-1] == 1.0
+    assert main(["train", *TINY, "--epochs", "1", "--quiet", "--activity-l1", "-1"]) == 2
+    assert "activity_l1=-1.0" in capsys.readouterr().err

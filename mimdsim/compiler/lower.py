@@ -104,8 +104,9 @@ def _per_neuron_vectors(spec) -> int:
     return n + (1 if spec.model == "lapicque" and not np.isscalar(spec.input_gain()) else 0)
 
 
-def layer_codelet_args(spec, bias: bool, membrane_max: bool) -> dict:
-    """Static per-vertex instruction counts of a layer's forward and backward codelets."""
+def layer_codelet_args(spec, bias: bool, membrane_max: bool, activity_l1: bool = False) -> dict:
+    """Static per-vertex instruction counts of a layer's forward and backward codelets
+    (``activity_l1``: a hidden layer under the L1 activity penalty)."""
     pv = _per_neuron_vectors(spec)
     update = _lif.forward_update_instructions(
         model=spec.model, reset=spec.reset, reset_delay=spec.reset_delay, bias=bias,
@@ -118,6 +119,8 @@ def layer_codelet_args(spec, bias: bool, membrane_max: bool) -> dict:
         per_neuron_params=pv)
     if membrane_max:
         carry += _bptt.MEMBRANE_INJECT_EXTRA
+    if activity_l1:
+        own += _bptt.ACTIVITY_L1_OWN
     return {"update": update, "carry": carry, "own": own}
 
 
@@ -335,7 +338,8 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         spec = specs[l - 1]
         K, K_in = capacities[l], capacities[l - 1]
         is_out = l == L
-        args = layer_codelet_args(spec, st.bias[l - 1], is_out and membrane_loss)
+        args = layer_codelet_args(spec, st.bias[l - 1], is_out and membrane_loss,
+                                  bool(readout.activity_l1) and not is_out)
         if spec.spiking and not (is_out and membrane_loss):  # the list's dS: from the loss or the next layer
             src = plan.combine_tiles if is_out else layout.layers[l].sample_tile(B)
             bwd["grads"][l].append(broadcast(f"L{l}.dS", src, p.tile_ids, K * (e + id_bytes(p.neurons)),

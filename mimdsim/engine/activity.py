@@ -318,6 +318,9 @@ class ExecutionSource(_Source):
             self.loss, self.dL = loss_k.readout_loss("ce_rate", self.labels, spikes=S, **kw)
         else:
             self.loss, self.dL = loss_k.readout_loss(r.loss, self.labels, membrane=self.M[L], **kw)
+        if r.activity_l1:  # every sent hidden spike costs lambda (the lists' kept counts)
+            sent = sum(int(self.stats.kept[l].sum()) for l in range(1, L) if self.specs[l - 1].spiking)
+            self.loss = float(self.loss) + r.activity_l1 * sent
         return {}
 
     readout_loss = count_cross_entropy
@@ -334,6 +337,8 @@ class ExecutionSource(_Source):
         if l == self.L and self.readout.loss in ("ce_count", "mse_count", "ce_rate") and self.specs[-1].spiking:
             g = self.dL if self.readout.loss != "ce_rate" else self.dL[t]
             dS = dS + np.where(live, g[np.arange(self.B)[:, None], np.maximum(ids, 0)], 0).astype(self.dt)
+        elif l < self.L and self.readout.activity_l1:
+            dS = dS + np.where(live, self.readout.activity_l1, 0).astype(self.dt)
         return dS, ids, listed, live
 
     def scatter(self, vs, t):

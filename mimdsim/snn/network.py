@@ -14,6 +14,7 @@ gradient candidates (theta2 < U <= theta1). Only listed ids get a surrogate grad
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -171,6 +172,10 @@ class Network:
             if self.capacities != self.sizes:
                 raise ConfigError(f"dense activations carry every neuron: capacities must equal the sizes "
                                   f"{list(self.sizes)}, got {list(self.capacities)}")
+            if self.readout.activity_l1:
+                raise ConfigError(f"activity_l1={self.readout.activity_l1} is implemented for spike lists, not "
+                                  f"dense activations yet; use dense=False (capacities = sizes give the same "
+                                  f"numerics) or activity_l1=0")
         self.biases = list(self.biases) if self.biases else [None] * L
         self.recurrent_biases = list(self.recurrent_biases) if self.recurrent_biases else [None] * L
         if not self.recurrent:
@@ -232,7 +237,7 @@ class Network:
                 capacities = [capacity_for(max_activity, n) if isinstance(n, int) and n >= 1 else 1 for n in sizes]
         readout = as_readout(loss)
         if num_classes is not None:
-            readout = Readout(readout.loss, num_classes, readout.correct_rate, readout.incorrect_rate)
+            readout = dataclasses.replace(readout, num_classes=num_classes)
         dense = tuple(dense) if isinstance(dense, (list, tuple)) else (bool(dense),) * L
         if any(dense) and max_activity is None:
             capacities = list(sizes)
@@ -249,11 +254,15 @@ class Network:
     def feedforward(cls, sizes, *, alpha=0.95, c=10.0, theta1=1.0, theta2=0.9,
                     surrogate_beta=10.0, max_activity=0.01, capacities=None,
                     input_capacity=None, overflow="lowest-index", input_overflow="random",
-                    seed=0, weight_scale=1.0, dtype=np.float32) -> "Network":
+                    seed=0, weight_scale=1.0, dtype=np.float32, dense_output=False) -> "Network":
         """Build a network from layer sizes, input first.
 
         Capacities default to ``even floor(max_activity * n)`` (at least 2) per layer;
         pass ``capacities`` (one per layer, input included) or ``input_capacity`` to set them.
+        ``dense_output=True`` keeps the readout layer dense: its list holds every output
+        neuron (K = n_out) and its theta2 is -inf, so every output neuron gets its surrogate
+        gradient while the hidden layers stay sparse — as the published accuracy runs,
+        whose readout is a dense layer (``docs/training.md``).
         """
         sizes = list(sizes)
         if not isinstance(max_activity, (int, float)) or not 0 < max_activity <= 1:
@@ -264,10 +273,19 @@ class Network:
                           for n in sizes]
             if input_capacity is not None:
                 capacities[0] = input_capacity
+            if dense_output and isinstance(sizes[-1], int):
+                capacities[-1] = sizes[-1]
         elif input_capacity is not None:
             raise ConfigError("give either capacities (all layers) or input_capacity, not both")
-        net = cls(sizes=tuple(sizes), capacities=tuple(capacities),
-                  neuron=LIFParams(alpha, c, theta1, theta2, surrogate_beta),
+        elif dense_output and capacities[-1] != sizes[-1]:
+            raise ConfigError(f"dense_output=True needs the output capacity K = {sizes[-1]} (the layer size), "
+                              f"but capacities gives {capacities[-1]}; drop it or set it to {sizes[-1]}")
+        neuron = LIFParams(alpha, c, theta1, theta2, surrogate_beta)
+        layers = ()
+        if dense_output and len(sizes) >= 2:
+            spec = neuron.to_spec()
+            layers = (spec,) * (len(sizes) - 2) + (spec.replace(theta2=-math.inf),)
+        net = cls(sizes=tuple(sizes), capacities=tuple(capacities), neuron=neuron, layers=layers,
                   overflow=overflow, input_overflow=input_overflow, weights=[], dtype=dtype)
         net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
         return net

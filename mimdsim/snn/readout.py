@@ -12,6 +12,11 @@ Over output spikes ``S[T, B, N]`` (or membranes ``M[T, B, N]``), labels ``y[B]``
 * ``ce_max_membrane``: ``L = mean_b(logsumexp(max_t M[t, b]) - max_t M[t, b, y_b])``; the
   gradient flows to the step of the maximum (the first one on a tie).
 
+``activity_l1`` (λ ≥ 0) adds snnTorch's ``l1_rate_sparsity(Lambda=λ)`` of every hidden
+layer's sent spikes to the loss, ``L += λ sum_{l < L} sum_{t, b, i} S_l[t, b, i]``: each sent
+hidden spike costs λ, so the network learns activity that fits its lists. Its gradient
+``dL/dS = λ`` reaches a neuron, like every gradient of sparse BPTT, only where it is listed.
+
 snnTorch's ``ce_rate_loss`` with a population code fails unless class weights are given,
 so mimdsim accepts ``num_classes`` only for ``ce_count`` and ``mse_count``.
 """
@@ -31,8 +36,12 @@ class Readout:
     num_classes: int | None = None  # population code: None = one output neuron per class
     correct_rate: float = 1.0  # mse_count
     incorrect_rate: float = 0.0  # mse_count
+    activity_l1: float = 0.0  # lambda of the L1 penalty on hidden spikes
 
     def __post_init__(self):
+        v = self.activity_l1
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and v < float("inf")):
+            raise ConfigError(f"activity_l1={v!r} must be a finite number >= 0 (0: no penalty; e.g. 1e-4)")
         if self.loss not in LOSSES:
             raise ConfigError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
         if self.num_classes is not None:
@@ -61,7 +70,7 @@ class Readout:
 
     def to_dict(self) -> dict:
         return {"loss": self.loss, "num_classes": self.num_classes, "correct_rate": self.correct_rate,
-                "incorrect_rate": self.incorrect_rate}
+                "incorrect_rate": self.incorrect_rate, "activity_l1": self.activity_l1}
 
 
 def as_readout(r) -> Readout:

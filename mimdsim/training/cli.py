@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 import numpy as np
@@ -43,6 +44,13 @@ def load_dataset(args):
 
 
 def build_network(args, dataset):
+    net = _feedforward(args, dataset)
+    if args.activity_l1:
+        net.readout = dataclasses.replace(net.readout, activity_l1=args.activity_l1)
+    return net
+
+
+def _feedforward(args, dataset):
     from ..snn import Network
 
     sizes = [dataset.n_inputs] + args.hidden + [dataset.n_classes]
@@ -53,7 +61,8 @@ def build_network(args, dataset):
             caps[0] = args.input_capacity
         return Network.feedforward(sizes, capacities=caps, theta2=-np.inf, **common)
     k0 = args.input_capacity if args.input_capacity is not None else dataset.input_capacity()
-    return Network.feedforward(sizes, max_activity=args.max_activity, input_capacity=k0, theta2=args.theta2, **common)
+    return Network.feedforward(sizes, max_activity=args.max_activity, input_capacity=k0, theta2=args.theta2,
+                               dense_output=args.dense_output, **common)
 
 
 def cmd_train(args) -> int:
@@ -72,7 +81,8 @@ def cmd_train(args) -> int:
     say = (lambda *a: None) if quiet else print
     say(dataset.describe())
     say(f"network {net.describe()}, capacities K = {','.join(map(str, net.capacities))}"
-        + (" (dense)" if args.dense else f" (max activity {100 * args.max_activity:g}%)") + f", on {system.name}")
+        + (" (dense)" if args.dense else f" (max activity {100 * args.max_activity:g}%"
+           + (", dense readout)" if args.dense_output else ")")) + f", on {system.name}")
     if args.init_activity is not None and not args.resume:
         scales = calibrate_activity(net, system, dataset, args.init_activity, batch_size=args.batch, seed=args.seed,
                                     neurons_per_tile=args.neurons_per_tile)
@@ -134,6 +144,10 @@ def add_parser(sub):
     m.add_argument("--hidden", type=_hidden, default=[512, 512], help="hidden-layer sizes")
     m.add_argument("--max-activity", type=float, default=0.01, help="K = even floor(a*n) per layer (at least 2)")
     m.add_argument("--dense", action="store_true", help="dense gradients: K = layer size, theta2 = -inf")
+    m.add_argument("--dense-output", action="store_true",
+                   help="keep the readout layer dense (K = its size, theta2 = -inf); hidden layers stay sparse")
+    m.add_argument("--activity-l1", type=float, default=0.0, metavar="LAMBDA",
+                   help="L1 penalty on hidden spikes: loss += LAMBDA * sent hidden spikes (snnTorch l1_rate_sparsity)")
     m.add_argument("--input-capacity", type=int, default=None,
                    help="K of the input list; more input spikes are subsampled at random and counted "
                         "(default: the largest per-step count in the training data)")

@@ -310,11 +310,15 @@ def theta2_of(net) -> list:
 
 
 def set_theta2(net, values) -> None:
-    """Set theta2 per neuron layer (on the layers' specs, or on ``net.neuron`` when all share it)."""
-    if net.layers:
-        net.layers = tuple(s.replace(theta2=v) for s, v in zip(net.layers, values))
-    else:
+    """Set theta2 per neuron layer: on ``net.neuron`` while every layer shares the published
+    LIF and one value, otherwise on per-layer specs (``net.layers``)."""
+    values = [float(v) for v in values]
+    if len(values) != net.num_layers:
+        raise ConfigError(f"{len(values)} theta2 values for {net.num_layers} neuron layers; give one per layer")
+    if not net.layers and all(v == values[0] for v in values):
         net.neuron = dataclasses.replace(net.neuron, theta2=values[0])
+    else:
+        net.layers = tuple(s.replace(theta2=v) for s, v in zip(net.specs, values))
 
 
 def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch_size: int = 32, optimizer=None,
@@ -357,7 +361,9 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
         raise ConfigError("resume=True needs checkpoint= (the .npz file to resume from)")
     net.validate_weights()
     base_lr = float(optimizer.lr)
-    targets = theta2_of(net) if schedule is None or schedule.target is None else [schedule.target] * net.num_layers
+    targets = theta2_of(net)
+    if schedule is not None and schedule.target is not None:  # layers at -inf are dense: nothing to schedule
+        targets = [schedule.target if t > -math.inf else t for t in targets]
     T, B, L = dataset.timesteps, int(batch_size), net.num_layers
     train_set, test_set = dataset.train, dataset.test
     fingerprint = dataset.fingerprint()
