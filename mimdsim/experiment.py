@@ -136,6 +136,8 @@ def _build(values: dict):
         overrides["tiles"] = v["chip.tiles"]
     sys_spec = system(v["chip.preset"], chips=v["chip.chips"], **overrides)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
+    if v.get("run.inference"):
+        kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
     if v["run.execute"]:
         rng = np.random.default_rng(v["run.seed"])
@@ -190,7 +192,8 @@ def execute(values: dict, command: str, *, out=print):
         raise _locate(values, e)
     out(text)
     if run.loss is not None:
-        out(f"\n  loss {run.loss:.6f}; gradient norms " + ", ".join(f"{np.linalg.norm(g):.3g}" for g in run.grads))
+        norms = "" if run.grads is None else "; gradient norms " + ", ".join(f"{np.linalg.norm(g):.3g}" for g in run.grads)
+        out(f"\n  loss {run.loss:.6f}" + norms)
     for line in write_outputs(values, run, result, gpu_reports, timeline):
         out(line)
     return result

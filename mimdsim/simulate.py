@@ -77,11 +77,11 @@ def _check_inputs(net: Network, inputs, labels):
 
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
-              precision="fp32"):
+              precision="fp32", training=True):
     """Compile and check once per shape: programs are static and runs never modify them."""
     program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
                               neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
-                              optimizer=optimizer, structure=structure, precision=precision)
+                              optimizer=optimizer, structure=structure, precision=precision, training=training)
     check_fits(program)
     return program
 
@@ -89,7 +89,7 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
-             progress=None, precision=None) -> Run:
+             progress=None, precision=None, training=True) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -101,10 +101,17 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``strict=True`` raises :class:`CapacityOverflow` if any spike list overflowed.
     ``timeline`` (a list) receives one record per superstep execution, for traces;
     ``progress(done, total)`` is called after every timestep of the loops.
+    ``training=False`` runs inference: the forward pass and the loss only (no gradients,
+    no update; the memory plan keeps one step of state), ``run.grads`` is None.
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
     system = as_system(chip)
+    if not isinstance(training, bool):
+        raise ConfigError(f"training={training!r} must be True (a training step) or False (inference)")
+    if optimizer is not None and not training:
+        raise ConfigError("optimizer= given with training=False: inference computes no gradients to apply; "
+                          "drop the optimizer or run a training step")
     opt_kind = optimizer.kind if optimizer is not None else "adam"
     execution = inputs is not None
     if execution:
@@ -136,7 +143,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     st = net.structure
     st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind, st, precision)
+                        opt_kind, st, precision, training)
     L = net.num_layers
     if execution:
         source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
@@ -154,5 +161,6 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
             raise CapacityOverflow(
                 "spike lists overflowed: " + ", ".join(f"layer {l}: {d} spikes dropped" for l, d in over)
                 + "; raise the capacity (max_activity) of those layers or run with strict=False")
-    return Run(report=report, loss=source.loss, grads=source.grads if execution else None,
-               program=program, source=source, param_grads=source.param_grads if execution else None)
+    grads = execution and training
+    return Run(report=report, loss=source.loss, grads=source.grads if grads else None,
+               program=program, source=source, param_grads=source.param_grads if grads else None)

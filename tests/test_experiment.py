@@ -21,10 +21,11 @@ def _write(tmp_path, text, name="exp.toml"):
 
 def test_every_cli_flag_has_a_toml_key_and_back():
     parser = build_parser()
-    sub = {a.dest: a for a in parser._subparsers._group_actions[0].choices["compare"]._actions}
-    dests = {s.dest for s in SETTINGS}
-    flags = {d for d in sub if d not in ("help",)}
-    assert flags == dests, flags ^ dests
+    for command in ("simulate", "compare"):
+        sub = {a.dest: a for a in parser._subparsers._group_actions[0].choices[command]._actions}
+        dests = {s.dest for s in SETTINGS if command in s.commands}
+        flags = {d for d in sub if d not in ("help",)}
+        assert flags == dests, (command, flags ^ dests)
 
 
 def test_minimal_file_uses_defaults_and_runs(tmp_path, capsys):

@@ -153,12 +153,15 @@ def add_two_stage_reduction(bwd, l, p, plan, B, length, e) -> None:
 
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
-                    scan_chunk=64, structure: Structure | None = None, precision: str = "fp32") -> Program:
+                    scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
+                    training: bool = True) -> Program:
     """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
 
     ``structure`` (``Network.structure``) gives each layer's neuron model, bias, the
     inter-layer delay and the loss; None means the published sparse LIF (delay 1,
     ce_count). ``precision`` ("fp32" or "fp16") sets the bytes of every value.
+    ``training=False`` lowers inference instead: the same forward pass and loss, no
+    backward pass or update, and only what the forward pass keeps (:func:`forward_only`).
     """
     for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -178,7 +181,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
     specs, readout, delay = st.layers, st.readout, st.delay
     if any(st.dense):
-        return _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision)
+        return _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision, training)
     plans = [_Plan(p, B, W, scan_chunk) for p in layout.layers]
     sync = "global" if layout.chips_used > 1 else "chip"
     tensors: list[TensorAlloc] = []
@@ -377,12 +380,43 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     program = Program(system, layout, T, B, tensors, schedule, optimizer,
                       meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": scan_chunk,
                             "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
-                            "precision": precision, "delay": delay})
+                            "precision": precision, "delay": delay, "training": True})
+    if not training:
+        forward_only(program)
     finish_program(program)
     return program
 
 
-def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision) -> Program:
+# What inference leaves out of a training program's memory plan: everything of the
+# backward pass and the update, and the per-step histories that only BPTT reads back.
+TRAINING_ONLY_CATEGORIES = ("gradients", "optimizer")
+TRAINING_ONLY_SUFFIXES = (".dU_dI", ".grad_in", ".partials", ".reduce_buffers", ".recurrent_dS")
+
+
+def forward_only(program: Program) -> None:
+    """Turn a lowered training step into inference, in place: keep the io, forward and loss
+    supersteps (the forward pass is the training one, so its cost is too); drop gradients,
+    optimizer state and backward buffers; keep one step of every history (the state and the
+    lists the next step reads) except the first layer's input lists, which the host streams
+    in for all T steps at once."""
+    T, L = program.timesteps, len(program.layout.layers)
+    # a per-step loss (ce_rate) or the membrane maximum reads the output layer's whole record
+    whole_output = program.meta["structure"].readout.loss in ("ce_rate", "ce_max_membrane")
+    program.schedule = [s for s in program.schedule
+                        if all(b.phase in ("io", "forward") for b in (s.body if isinstance(s, Loop) else (s,)))]
+    kept = []
+    for a in program.tensors:
+        if a.category in TRAINING_ONLY_CATEGORIES or a.name.endswith(TRAINING_ONLY_SUFFIXES):
+            continue
+        one_step = a.category == "history" or (a.name.endswith("list_history") and a.name != "L1.input_list_history")
+        if one_step and not (whole_output and a.layer == L):
+            a = TensorAlloc(a.name, a.category, a.tiles, a.nbytes // T, a.layer)
+        kept.append(a)
+    program.tensors = kept
+    program.meta["training"] = False
+
+
+def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision, training=True) -> Program:
     """Dense activations: per step a matmul per layer (AMP in fp16, SIMD in fp32), no lists.
 
     Supersteps per step as for the lists (``fwd.neuron``; ``bwd.neuron``, ``bwd.reduce1``,
@@ -500,7 +534,9 @@ def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, preci
     program = Program(system, layout, T, B, tensors, schedule, optimizer,
                       meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": 64,
                             "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
-                            "precision": precision, "delay": delay, "dense": True})
+                            "precision": precision, "delay": delay, "dense": True, "training": True})
+    if not training:
+        forward_only(program)
     finish_program(program)
     return program
 

@@ -130,6 +130,7 @@ def _report(program, source, cycles, per_step, tile_compute) -> Report:
         placement={"tiles_used": lay.tiles_used, "chips_used": lay.chips_used,
                    "neurons_per_tile": lay.neurons_per_tile, "reserved_tiles": list(lay.reserved_tiles),
                    "optimizer": program.optimizer, "precision": program.meta.get("precision", "fp32"),
-                   "delay": program.meta.get("delay", 1)},
+                   "delay": program.meta.get("delay", 1),
+                   "program": "training" if program.meta.get("training", True) else "inference"},
         tile_compute_cycles=tile_compute, tile_memory_bytes=used,
     )

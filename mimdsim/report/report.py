@@ -101,8 +101,9 @@ class Report(JsonOutput):
         totals = self.kind_totals()
         total = self.total_cycles or 1.0
         lines = [
-            f"mimdsim report: {self.model} on {self.architecture} ({self.mode}), "
-            f"T={self.timesteps}, B={self.batch_size}",
+            f"mimdsim report: {self.model} on {self.architecture} ({self.mode}"
+            + (", inference" if self.placement.get("program") == "inference" else "")
+            + f"), T={self.timesteps}, B={self.batch_size}",
             f"  samples/s        {self.samples_per_second:,.1f}",
             f"  seconds/step     {self.seconds_per_step * 1e3:,.3f} ms  ({total:,.0f} cycles at "
             f"{self.clock_hz / 1e9:.3g} GHz)",

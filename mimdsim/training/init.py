@@ -45,7 +45,8 @@ def calibrate_activity(net, chip, dataset, target=0.01, *, batch_size=32, seed=0
     rng = np.random.default_rng(seed)
     idx = np.sort(rng.choice(len(dataset.train), B, replace=False))
     x, y = dataset.train.spikes(idx), dataset.train.labels[idx]
-    kw = dict(inputs=x, labels=y, seed=seed, neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
+    kw = dict(inputs=x, labels=y, seed=seed, neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
+              training=False)
     result = []
     for l in range(1, L + 1):
         w0 = net.weights[l - 1].astype(np.float64)

@@ -281,9 +281,9 @@ def _loss_from_counts(net, counts, labels, timesteps):
 def evaluate(net, chip, spikes, *, batch_size, seed=0, neurons_per_tile=None, reserve_tile0=True):
     """``(loss, accuracy, counts)`` of ``net`` on a :class:`~mimdsim.data.SpikeSet`, run on the chip.
 
-    Batches of ``batch_size`` (the last one padded with repeats from the start, so the
-    program shape stays the one training compiled; padded samples are not scored); no
-    optimizer, so the weights are left as they are.
+    Batches of ``batch_size`` (the last one padded with repeats from the start, so one
+    program shape serves every batch; padded samples are not scored), run as inference
+    (``simulate(..., training=False)``: no gradients), so the weights are left as they are.
     """
     n = len(spikes)
     nb = -(-n // batch_size)
@@ -293,7 +293,7 @@ def evaluate(net, chip, spikes, *, batch_size, seed=0, neurons_per_tile=None, re
     for k in range(nb):  # one chip run per batch
         sel = idx[k * batch_size:(k + 1) * batch_size]
         run = simulate(net, chip, inputs=spikes.spikes(sel), labels=spikes.labels[sel], seed=seed + k,
-                       neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
+                       neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0, training=False)
         counts[k * batch_size:(k + 1) * batch_size] = run.source.counts
         batch_losses.append(run.loss)
     counts = counts[:n]
