@@ -1,4 +1,6 @@
 """Dense activations on the MIMD chip: a matmul per step (AMP in fp16, SIMD in fp32)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -31,6 +33,23 @@ def test_dense_numerics_equal_the_exact_sparse_lists(delay):
     assert {"dense_forward", "dense_scatter", "dense_weight_grad", "dense_input_grad"} <= names
     assert not names & {"spike_scan", "spike_combine", "lif_forward", "synaptic_forward"}
     assert rd.report.layers[1]["activity"] == rs.report.layers[1]["activity"]
+
+
+def test_dense_activations_with_the_activity_penalty_equal_the_lists():
+    """Readout(activity_l1) on the matmul program: the same loss and gradients as full lists."""
+    x, y = _data()
+    chip = mimdsim.chip("ipu-mk2", tiles=64)
+    sizes = [50, 40, 30, 10]
+    lists = mimdsim.Network.feedforward(sizes, capacities=sizes, theta2=-np.inf, weight_scale=4.0)
+    lists.readout = mimdsim.Readout(activity_l1=1e-3)
+    dense = dataclasses.replace(lists, dense=(True,) * 3)
+    plain = dataclasses.replace(lists, readout=mimdsim.Readout())
+    rl, rd, rp = (mimdsim.simulate(n, chip, inputs=x, labels=y) for n in (lists, dense, plain))
+    assert rd.loss == pytest.approx(rl.loss, rel=1e-6) and rl.loss > rp.loss
+    for a, b in zip(rl.grads, rd.grads):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+    assert rd.report.cycles["backward"]["compute"] > mimdsim.simulate(
+        dataclasses.replace(dense, readout=mimdsim.Readout()), chip, inputs=x, labels=y).report.cycles["backward"]["compute"]
 
 
 def test_dense_costs_by_hand():

@@ -469,7 +469,7 @@ def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, preci
             alloc(f"L{l}.reduce_buffers", "buffers", plan.stage1_tiles,
                   (plan.group_sizes[plan.stage1_job[1]] + 1) * n_in * e, l)
             alloc(f"L{l}.reduce_buffers", "buffers", p.sample_tile(B), (len(plan.group_starts) + 1) * n_in * e, l)
-        args = layer_codelet_args(spec, st.bias[l - 1], l == L and membrane_loss)
+        args = layer_codelet_args(spec, st.bias[l - 1], l == L and membrane_loss, bool(readout.activity_l1) and l < L)
         fwd["neuron"][l].append(vs("dense_forward", l, tiles, n_local=nl, n_in=n_in, batch=B, update=args["update"],
                                    precision=precision, role="forward", dense=True))
         if l < L:  # each tile's spikes (1 bit each) to every tile of the next layer, one multicast per tile

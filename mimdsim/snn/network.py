@@ -172,10 +172,6 @@ class Network:
             if self.capacities != self.sizes:
                 raise ConfigError(f"dense activations carry every neuron: capacities must equal the sizes "
                                   f"{list(self.sizes)}, got {list(self.capacities)}")
-            if self.readout.activity_l1:
-                raise ConfigError(f"activity_l1={self.readout.activity_l1} is implemented for spike lists, not "
-                                  f"dense activations yet; use dense=False (capacities = sizes give the same "
-                                  f"numerics) or activity_l1=0")
         self.biases = list(self.biases) if self.biases else [None] * L
         self.recurrent_biases = list(self.recurrent_biases) if self.recurrent_biases else [None] * L
         if not self.recurrent:
