@@ -99,6 +99,9 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=STRATEGIES, prec
     A strategy whose model does not fit the GPU is listed in
     ``refused`` with the reason instead of a report.
     """
+    if simulate_kw.get("training", True) is not True:
+        raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
+                          "programs); drop training=False, or simulate(..., training=False) the chip alone")
     strategies = [strategies] if isinstance(strategies, str) else list(strategies)
     for s in strategies:
         if s not in STRATEGIES:

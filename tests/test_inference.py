@@ -76,3 +76,9 @@ def test_a_network_too_big_to_train_may_fit_for_inference():
         mimdsim.simulate(net, chip, **kw)
     run = mimdsim.simulate(net, chip, training=False, **kw)
     assert run.report.memory["max_tile_bytes"] <= run.report.memory["tile_bytes_limit"]
+
+
+def test_compare_refuses_inference():
+    net = mimdsim.Network.feedforward([8, 6, 3])
+    with pytest.raises(ConfigError, match="compare times training steps"):
+        mimdsim.compare(net, CHIP, timesteps=4, batch_size=2, activity=0.1, training=False)

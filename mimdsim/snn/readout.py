@@ -41,7 +41,7 @@ class Readout:
     def __post_init__(self):
         v = self.activity_l1
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and v < float("inf")):
-            raise ConfigError(f"activity_l1={v!r} must be a finite number >= 0 (0: no penalty; e.g. 1e-4)")
+            raise ConfigError(f"activity_l1={v!r} must be a finite number >= 0 (0: no penalty; e.g. 2e-5)")
         if self.loss not in LOSSES:
             raise ConfigError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
         if self.num_classes is not None:
