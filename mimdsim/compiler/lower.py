@@ -397,8 +397,8 @@ def forward_only(program: Program) -> None:
     """Turn a lowered training step into inference, in place: keep the io, forward and loss
     supersteps (the forward pass is the training one, so its cost is too); drop gradients,
     optimizer state and backward buffers; keep one step of every history (the state and the
-    lists the next step reads) except the first layer's input lists, which the host streams
-    in for all T steps at once."""
+    lists the next step reads) except the first layer's inputs, which the host streams in
+    for all T steps at once."""
     T, L = program.timesteps, len(program.layout.layers)
     # a per-step loss (ce_rate) or the membrane maximum reads the output layer's whole record
     whole_output = program.meta["structure"].readout.loss in ("ce_rate", "ce_max_membrane")
@@ -408,8 +408,9 @@ def forward_only(program: Program) -> None:
     for a in program.tensors:
         if a.category in TRAINING_ONLY_CATEGORIES or a.name.endswith(TRAINING_ONLY_SUFFIXES):
             continue
-        one_step = a.category == "history" or (a.name.endswith("list_history") and a.name != "L1.input_list_history")
-        if one_step and not (whole_output and a.layer == L):
+        streamed = a.layer == 1 and a.name.endswith(("input_list_history", "input_history"))
+        one_step = a.category == "history" or a.name.endswith("list_history")
+        if one_step and not streamed and not (whole_output and a.layer == L):
             a = TensorAlloc(a.name, a.category, a.tiles, a.nbytes // T, a.layer)
         kept.append(a)
     program.tensors = kept
