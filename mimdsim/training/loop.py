@@ -17,7 +17,6 @@ moves halfway towards its target (0.9) after each training step::
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from kernels import loss as loss_k
 from ..arch import as_system
 from ..errors import ConfigError, OutOfDeviceMemory, UnsupportedModel
 from ..optim import SGD, Adam
+from ..report import JsonOutput
 from ..simulate import simulate
 from ..snn import Network
 from . import checkpoint as ckpt
@@ -116,7 +116,7 @@ class Epoch:
 
 
 @dataclass
-class TrainResult:
+class TrainResult(JsonOutput):
     history: list
     net: Network
     optimizer: object
@@ -132,13 +132,6 @@ class TrainResult:
 
     def to_dict(self) -> dict:
         return {"config": self.config, "history": [e.to_dict() for e in self.history]}
-
-    def to_json(self, path=None, indent=2) -> str:
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text + "\n")
-        return text
 
     def format(self) -> str:
         return "\n".join([header(self.config.get("gpu"))] + [format_epoch(e) for e in self.history])
