@@ -46,6 +46,16 @@ def gather_rows(W, ids, counts, out, accumulate):
                 out[b, i] += row[i]
 
 
+@numba.njit(cache=True, inline="always")
+def _carried(x, R, th, reset, reset_delay, one, zero):
+    """The membrane carried to the next step: ``x`` itself with the delayed reset (or no
+    reset); with ``reset_delay=False`` the reset of this step's own spike, D = S - R."""
+    if reset_delay or reset == NONE:
+        return x
+    D = (one if x > th else zero) - R
+    return x - D * th if reset == SUBTRACT else x - D * x
+
+
 @numba.njit(cache=True)
 def leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, u, m):
     """Leaky (and Lapicque) update of ``[B, n]``: ``u`` before, ``m`` after a same-step reset."""
@@ -69,11 +79,7 @@ def leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, u, m)
             else:
                 x = d * mp + J
             u[b, i] = x
-            if reset_delay or reset == NONE:
-                m[b, i] = x
-            else:
-                D = (one if x > th else zero) - R
-                m[b, i] = x - D * th if reset == SUBTRACT else x - D * x
+            m[b, i] = _carried(x, R, th, reset, reset_delay, one, zero)
 
 
 @numba.njit(cache=True)
@@ -96,11 +102,7 @@ def synaptic_update(I, gain, s_prev, m_prev, a, decay, theta, reset, reset_delay
             else:
                 x = decay[i] * mp + syn
             u[b, i] = x
-            if reset_delay or reset == NONE:
-                m[b, i] = x
-            else:
-                D = (one if x > th else zero) - R
-                m[b, i] = x - D * th if reset == SUBTRACT else x - D * x
+            m[b, i] = _carried(x, R, th, reset, reset_delay, one, zero)
 
 
 @numba.njit(cache=True)
