@@ -13,9 +13,9 @@ import argparse
 import os
 
 from kernels.amp import AMP_UTILISATION_MAX, AMP_UTILISATION_MIN
-from mimdsim.gpu.workloads import mlp_estimate
+from mimdsim.workloads.mlp.gpu import mlp_estimate
 from mimdsim.workloads import mlp
-from mimdsim.workloads.mlp import DEFAULT_SIZES
+from mimdsim.workloads.mlp.program import DEFAULT_SIZES
 
 BATCHES = [1, 16, 256, 1024, 4096, 16384, 65536]
 

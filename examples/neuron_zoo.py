@@ -49,7 +49,7 @@ def rows(T=25, B=128, activity=0.02, max_activity=0.05, chip="ipu-mk2", gpu="a10
                 except (OutOfTileMemory, mimdsim.ConfigError) as e:
                     dense = "n/a"  # does not fit the tiles (or no dense all-to-all recurrence)
                 try:
-                    g = mimdsim.gpu.estimate(net, gpu, timesteps=T, batch_size=B, strategy="fused",
+                    g = mimdsim.gpu_estimate(net, gpu, timesteps=T, batch_size=B, strategy="fused",
                                              precision=precision).samples_per_second
                 except OutOfDeviceMemory:
                     g = float("nan")

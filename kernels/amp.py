@@ -101,4 +101,9 @@ def amp_layer_cycles(rows, cols, depth, tile: AmpTile, act="relu", precision="fp
         epilogue_cycles(rows, cols, tile, act, precision)
 
 
-AMP_LAYER = register("amp_layer", amp_layer_cycles, code_bytes=1024)
+def _layer_cost(tiles, g, work, tile):
+    return tiles, amp_layer_cycles(g["rows"], g["cols"], g["depth"], AmpTile.of(tile), g["act"], g["precision"],
+                                   g["utilisation"])
+
+
+AMP_LAYER = register("amp_layer", amp_layer_cycles, code_bytes=1024, cost=_layer_cost, static=True)

@@ -365,11 +365,24 @@ def input_grad_cycles(n_local, in_listed, tile: Tile):
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
-SURROGATE_SCATTER = register("surrogate_scatter", surrogate_scatter_cycles, code_bytes=1024)
-LAPICQUE_SCATTER = register("lapicque_scatter", surrogate_scatter_cycles, code_bytes=1024)
-SYNAPTIC_SCATTER = register("synaptic_scatter", surrogate_scatter_cycles, code_bytes=1280)
-ALPHA_SCATTER = register("alpha_scatter", surrogate_scatter_cycles, code_bytes=1536)
+def _scatter_cost(tiles, g, work, tile):
+    return tiles, surrogate_scatter_cycles(g["n_local"], work["listed"], work["own_listed"], tile,
+                                           g.get("carry", CARRY_PER_VECTOR), g.get("own", SCATTER_OWN_PER_ID))
+
+
+def _weight_grad_cost(tiles, g, work, tile):
+    return tiles, weight_grad_cycles(g["n_local"], work["in_spikes"], tile)
+
+
+def _input_grad_cost(tiles, g, work, tile):
+    return tiles, input_grad_cycles(g["n_local"], work["in_listed"], tile)
+
+
+SURROGATE_SCATTER = register("surrogate_scatter", surrogate_scatter_cycles, code_bytes=1024, cost=_scatter_cost)
+LAPICQUE_SCATTER = register("lapicque_scatter", surrogate_scatter_cycles, code_bytes=1024, cost=_scatter_cost)
+SYNAPTIC_SCATTER = register("synaptic_scatter", surrogate_scatter_cycles, code_bytes=1280, cost=_scatter_cost)
+ALPHA_SCATTER = register("alpha_scatter", surrogate_scatter_cycles, code_bytes=1536, cost=_scatter_cost)
 BACKWARD_CODELETS = {"leaky": "surrogate_scatter", "lapicque": "lapicque_scatter", "synaptic": "synaptic_scatter",
                      "alpha": "alpha_scatter"}
-WEIGHT_GRAD = register("weight_grad", weight_grad_cycles, code_bytes=512)
-INPUT_GRAD = register("input_grad", input_grad_cycles, code_bytes=512)
+WEIGHT_GRAD = register("weight_grad", weight_grad_cycles, code_bytes=512, cost=_weight_grad_cost)
+INPUT_GRAD = register("input_grad", input_grad_cycles, code_bytes=512, cost=_input_grad_cost)

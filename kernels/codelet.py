@@ -1,7 +1,17 @@
-"""The codelet record: a tile program with its cycle estimator and memory footprint.
+"""The codelet registry: every tile program with its cycle estimator, its cost route and its
+memory footprint — the only way the engine learns what compute costs.
 
 As in poplibs, every codelet carries its own cycle estimator next to its functional
-implementation. A codelet module registers itself with :func:`register`.
+implementation. A codelet module registers each codelet with :func:`register`, giving
+
+* ``cycles``: the estimator, work arrays + :class:`~kernels.tile.Tile` -> cycles per vertex;
+* ``cost``: how a vertex set reaches the estimator, ``cost(tiles, geometry, work, tile) ->
+  (tiles, cycles)`` — ``tiles`` the vertex set's tiles (one entry per vertex), ``geometry``
+  its static sizes from the lowering, ``work`` the step's data-dependent counts from the
+  program's work source (empty for static codelets);
+* ``static``: the cost depends on the geometry alone, so the engine evaluates it once per
+  vertex set and reuses it in every iteration;
+* ``code_bytes``: machine code, once per tile that runs the codelet.
 """
 from __future__ import annotations
 
@@ -20,6 +30,8 @@ class Codelet:
     name: str
     cycles: Callable  # work arrays + Tile -> cycles per vertex
     code_bytes: int  # machine code, once per tile that runs the codelet
+    cost: Callable  # (tiles, geometry, work, tile) -> (tiles, cycles)
+    static: bool = False  # cost depends on the geometry only
     doc: str = ""
 
     def footprint(self, vertices_on_tile):
@@ -28,7 +40,10 @@ class Codelet:
         return np.where(v > 0, self.code_bytes + VERTEX_STATE_BYTES * v, 0)
 
 
-def register(name: str, cycles: Callable, code_bytes: int) -> Codelet:
-    c = Codelet(name=name, cycles=cycles, code_bytes=code_bytes, doc=(cycles.__doc__ or "").strip())
+def register(name: str, cycles: Callable, code_bytes: int, *, cost: Callable, static: bool = False) -> Codelet:
+    if name in CODELETS:
+        raise ValueError(f"codelet {name!r} is registered twice")
+    c = Codelet(name=name, cycles=cycles, code_bytes=code_bytes, cost=cost, static=static,
+                doc=(cycles.__doc__ or "").strip())
     CODELETS[name] = c
     return c

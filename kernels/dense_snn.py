@@ -78,7 +78,25 @@ def dense_input_grad_cycles(n_local, n_in, batch, tile: Tile, precision="fp32", 
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
-DENSE_FORWARD = register("dense_forward", dense_forward_cycles, code_bytes=1536)
-DENSE_SCATTER = register("dense_scatter", dense_scatter_cycles, code_bytes=1024)
-DENSE_WEIGHT_GRAD = register("dense_weight_grad", dense_weight_grad_cycles, code_bytes=1024)
-DENSE_INPUT_GRAD = register("dense_input_grad", dense_input_grad_cycles, code_bytes=1024)
+def _forward_cost(tiles, g, work, tile):
+    return tiles, dense_forward_cycles(g["n_local"], g["n_in"], g["batch"], tile, g["update"], g["precision"])
+
+
+def _scatter_cost(tiles, g, work, tile):
+    return tiles, dense_scatter_cycles(g["n_local"], g["batch"], tile, g["carry"], g["own"])
+
+
+def _weight_grad_cost(tiles, g, work, tile):
+    return tiles, dense_weight_grad_cycles(g["n_local"], g["n_in"], g["batch"], tile, g["precision"])
+
+
+def _input_grad_cost(tiles, g, work, tile):
+    return tiles, dense_input_grad_cycles(g["n_local"], g["n_in"], g["batch"], tile, g["precision"])
+
+
+DENSE_FORWARD = register("dense_forward", dense_forward_cycles, code_bytes=1536, cost=_forward_cost, static=True)
+DENSE_SCATTER = register("dense_scatter", dense_scatter_cycles, code_bytes=1024, cost=_scatter_cost, static=True)
+DENSE_WEIGHT_GRAD = register("dense_weight_grad", dense_weight_grad_cycles, code_bytes=1024, cost=_weight_grad_cost,
+                             static=True)
+DENSE_INPUT_GRAD = register("dense_input_grad", dense_input_grad_cycles, code_bytes=1024, cost=_input_grad_cost,
+                            static=True)

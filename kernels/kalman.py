@@ -350,5 +350,20 @@ def tile_bytes(tracks, planes: int, workers: int, variant: str = "vectorised", c
     return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
 
 
-KALMAN_SCALAR = register("kalman_fit.scalar", kalman_cycles, code_bytes=code_bytes("scalar"))
-KALMAN_VECTORISED = register("kalman_fit.vectorised", kalman_cycles, code_bytes=code_bytes("vectorised"))
+def _fit_cost(tiles, g, work, tile):  # one vertex per tile; g["tracks"][v] tracks on vertex v
+    return tiles, kalman_cycles(g["tracks"], g["planes"], tile, g["variant"], g["covariance"])
+
+
+def _op_cost(tiles, g, work, tile):
+    return tiles, op_cycles(g["tracks"], g["op"], g["part"], tile, g["covariance"])
+
+
+KALMAN_SCALAR = register("kalman_fit.scalar", kalman_cycles, code_bytes=code_bytes("scalar"), cost=_fit_cost,
+                         static=True)
+KALMAN_VECTORISED = register("kalman_fit.vectorised", kalman_cycles, code_bytes=code_bytes("vectorised"),
+                             cost=_fit_cost, static=True)
+# per-op schedule: one vertex per operation; together they hold the fused codelet's loop bodies
+KALMAN_OP_SCALAR = register("kalman_op.scalar", op_cycles, code_bytes=code_bytes("scalar"), cost=_op_cost,
+                            static=True)
+KALMAN_OP_VECTORISED = register("kalman_op.vectorised", op_cycles, code_bytes=code_bytes("vectorised"),
+                                cost=_op_cost, static=True)

@@ -212,9 +212,13 @@ def lif_forward_cycles(n_local, in_spikes, tile: Tile, update_per_vector=UPDATE_
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
-LIF_FORWARD = register("lif_forward", lif_forward_cycles, code_bytes=1024)
-LAPICQUE_FORWARD = register("lapicque_forward", lif_forward_cycles, code_bytes=1024)
-SYNAPTIC_FORWARD = register("synaptic_forward", lif_forward_cycles, code_bytes=1280)
-ALPHA_FORWARD = register("alpha_forward", lif_forward_cycles, code_bytes=1536)
+def _forward_cost(tiles, g, work, tile):
+    return tiles, lif_forward_cycles(g["n_local"], work["in_spikes"], tile, g.get("update", UPDATE_PER_VECTOR))
+
+
+LIF_FORWARD = register("lif_forward", lif_forward_cycles, code_bytes=1024, cost=_forward_cost)
+LAPICQUE_FORWARD = register("lapicque_forward", lif_forward_cycles, code_bytes=1024, cost=_forward_cost)
+SYNAPTIC_FORWARD = register("synaptic_forward", lif_forward_cycles, code_bytes=1280, cost=_forward_cost)
+ALPHA_FORWARD = register("alpha_forward", lif_forward_cycles, code_bytes=1536, cost=_forward_cost)
 FORWARD_CODELETS = {"leaky": "lif_forward", "lapicque": "lapicque_forward", "synaptic": "synaptic_forward",
                     "alpha": "alpha_forward"}

@@ -157,6 +157,15 @@ def count_cycles(job_tiles, spikes, tile: Tile):
     return deal_jobs(job_tiles, COUNT_JOB_OVERHEAD + np.asarray(spikes) * COUNT_PER_SPIKE, tile)
 
 
-LOSS = register("count_cross_entropy", loss_cycles, code_bytes=768)
-READOUT_LOSS = register("readout_loss", loss_cycles, code_bytes=1024)
-COUNT = register("count_spikes", count_cycles, code_bytes=256)
+def _loss_cost(tiles, g, work, tile):
+    return tiles, loss_cycles(g["batch"], g["classes"], tile, g.get("kind", "ce_count"), g.get("outputs"),
+                              g.get("timesteps", 1), g.get("listed", 0))
+
+
+def _count_cost(tiles, g, work, tile):
+    return count_cycles(tiles, work["spikes"], tile)
+
+
+LOSS = register("count_cross_entropy", loss_cycles, code_bytes=768, cost=_loss_cost, static=True)
+READOUT_LOSS = register("readout_loss", loss_cycles, code_bytes=1024, cost=_loss_cost, static=True)
+COUNT = register("count_spikes", count_cycles, code_bytes=256, cost=_count_cost)

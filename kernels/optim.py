@@ -55,5 +55,13 @@ def adam_cycles(elements, copies, tile: Tile):
     return optimizer_cycles(elements, "adam", copies, tile)
 
 
-SGD = register("sgd", sgd_cycles, code_bytes=256)
-ADAM = register("adam", adam_cycles, code_bytes=768)
+def _sgd_cost(tiles, g, work, tile):
+    return tiles, sgd_cycles(g["elements"], g["copies"], tile)
+
+
+def _adam_cost(tiles, g, work, tile):
+    return tiles, adam_cycles(g["elements"], g["copies"], tile)
+
+
+SGD = register("sgd", sgd_cycles, code_bytes=256, cost=_sgd_cost, static=True)
+ADAM = register("adam", adam_cycles, code_bytes=768, cost=_adam_cost, static=True)

@@ -54,5 +54,15 @@ def grad_copies_cycles(elements, copies, tile: Tile):
     return tile.workers * instr + tile.vertex_launch_cycles
 
 
-PARTIAL_REDUCE = register("partial_reduce", partial_reduce_cycles, code_bytes=384)
-GRAD_COPIES_REDUCE = register("grad_copies_reduce", grad_copies_cycles, code_bytes=384)
+def _partial_reduce_cost(tiles, g, work, tile):
+    return partial_reduce_cycles(tiles, g["inputs"], g["length"], tile)
+
+
+def _grad_copies_cost(tiles, g, work, tile):
+    return tiles, grad_copies_cycles(g["elements"], g["copies"], tile)
+
+
+PARTIAL_REDUCE = register("partial_reduce", partial_reduce_cycles, code_bytes=384, cost=_partial_reduce_cost,
+                          static=True)
+GRAD_COPIES_REDUCE = register("grad_copies_reduce", grad_copies_cycles, code_bytes=384, cost=_grad_copies_cost,
+                              static=True)

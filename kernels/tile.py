@@ -24,6 +24,11 @@ class Tile:
     simd: int = 2  # lanes per vector instruction (64-bit datapath): 2 x fp32, or 4 x fp16
     load_bytes: int = 8
     vertex_launch_cycles: int = 11
+    # the widths and the AMP unit's rates, for codelets that choose their precision themselves
+    simd_fp32: int = 2
+    simd_fp16: int = 4
+    amp_flops_fp32: int = 32
+    amp_flops_fp16: int = 128
 
     @classmethod
     def of(cls, spec, precision: str = "fp32") -> "Tile":
@@ -31,7 +36,8 @@ class Tile:
         ``precision="fp16"`` a vector instruction holds ``simd_fp16`` (4) halves."""
         simd = spec.simd_fp16 if precision == "fp16" else spec.simd_fp32
         return cls(workers=spec.workers, simd=simd, load_bytes=spec.load_bytes,
-                   vertex_launch_cycles=spec.vertex_launch_cycles)
+                   vertex_launch_cycles=spec.vertex_launch_cycles, simd_fp32=spec.simd_fp32,
+                   simd_fp16=spec.simd_fp16, amp_flops_fp32=spec.amp_flops_fp32, amp_flops_fp16=spec.amp_flops_fp16)
 
 
 def worker_of_sample(batch: int, workers: int) -> np.ndarray:

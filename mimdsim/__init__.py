@@ -12,7 +12,8 @@ from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_
 from .gpu import GpuSpec, SystolicSpec, systolic
 from .gpu import gpu as gpu_spec
 from .optim import SGD, Adam
-from .simulate import Run, simulate
+from .workloads.snn.gpu import estimate as gpu_estimate
+from .workloads.snn.simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)
 from .snn import LIFParams, Network, NeuronSpec, Readout, Surrogate
 from .snn.nir_io import from_nir, to_nir
@@ -26,5 +27,5 @@ __all__ = [
     "Readout", "from_nir", "to_nir", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
     "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
-    "workloads", "train", "data",
+    "workloads", "train", "data", "gpu_estimate",
 ]

@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import ConfigError, OutOfDeviceMemory
-from .gpu.estimate import estimate
-from .gpu.kernels import STRATEGIES
-from .gpu.systolic_estimate import systolic_estimate
 from .report import JsonOutput, Report
-from .simulate import Run, simulate
+from .workloads.snn.gpu import STRATEGIES, estimate
+from .workloads.snn.simulate import Run, simulate
+from .workloads.snn.systolic import systolic_estimate
 
 
 @dataclass

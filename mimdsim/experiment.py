@@ -183,7 +183,7 @@ def execute(values: dict, command: str, *, out=print):
             run, gpu_reports = result.run, list(result.gpu.values())
             text = result.format()
         else:
-            from .simulate import simulate
+            from .workloads.snn.simulate import simulate
             run = simulate(net, sys_spec, timeline=timeline, progress=progress, **kw)
             result, gpu_reports, text = run, [], run.report.format()
         if progress is not None:

@@ -1,18 +1,25 @@
-"""The program IR the compiler emits and the engine runs: plain dataclasses.
+"""The program IR every workload's lowering emits and the one engine runs: plain dataclasses.
 
 A program is tensors with tile mappings (their bytes per tile) plus a schedule of
-supersteps — sync, exchange, compute — with loops over time. Everything here is
+supersteps — sync, exchange, compute — with loops, and the host's part: streams between
+host and tiles (transfers from or to tile ``-1``) and the per-run launch. Everything here is
 static, as on the chip: shapes, capacities, exchange sizes and vertex placement are
-fixed at compile time; only the work inside codelets depends on the data.
+fixed at compile time; only the work inside codelets depends on the data, and a program's
+work source (execution- or rate-driven) supplies it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Protocol, Union
 
 import numpy as np
 
+from .arch import SystemSpec
+from .errors import ConfigError
+
 PHASES = ("io", "forward", "backward", "update")
+SYNCS = ("chip", "global")
+HOST = -1  # the host's "tile" index in transfers
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,8 @@ class Transfer:
 
     Messages sharing a ``group`` carry the same data (a multicast): the sender sends
     it once, and a supertile pair receiving the same group shares the broadcast rate.
-    ``src = -1`` means the host.
+    ``src = -1`` is a host stream into the tiles, ``dst = -1`` a stream from the tiles
+    to the host (a transfer goes one way: not both in one).
     """
 
     name: str
@@ -65,7 +73,18 @@ class Superstep:
     sync: str = "chip"  # "chip" or "global" (spans several chips)
 
     def __post_init__(self):
-        assert self.phase in PHASES, self.phase
+        if self.phase not in PHASES:
+            raise ConfigError(f"superstep {self.name!r}: phase {self.phase!r} is not one of {', '.join(PHASES)}")
+        if self.sync not in SYNCS:
+            raise ConfigError(f"superstep {self.name!r}: sync {self.sync!r} is not one of {', '.join(SYNCS)}")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The host starts the program: the chip's ``run_launch_cycles`` once, on the host, no sync."""
+
+    name: str = "launch"
+    phase: str = "io"
 
 
 @dataclass(frozen=True)
@@ -78,24 +97,45 @@ class Loop:
     reverse: bool = False
 
 
-Step = Union[Superstep, Loop]
+Step = Union[Superstep, Loop, Launch]
+
+
+class Mapping(Protocol):
+    """A workload's mapping result (which tiles hold what); the engine only asks it for the
+    tile groups that timelines and traces draw one track each for."""
+
+    def tile_groups(self, n_tiles: int) -> tuple[np.ndarray, list[str]]:
+        """Start tile and label of each group, in tile order, covering every tile."""
+
+
+@dataclass(frozen=True)
+class ProgramMeta:
+    """What a report says about the program: the model's description, the workload that
+    lowered it, the precision the tiles compute in, training step or inference."""
+
+    model: str
+    workload: str = "snn"
+    precision: str = "fp32"
+    training: bool = True
 
 
 @dataclass
 class Program:
-    system: object  # SystemSpec
-    layout: object  # compiler.mapping.Layout
+    system: SystemSpec
+    mapping: Mapping
     timesteps: int
     batch_size: int
     tensors: list[TensorAlloc]
     schedule: list[Step]
-    optimizer: str = "adam"
-    meta: dict = field(default_factory=dict)
+    meta: ProgramMeta
+    plan: Any = None  # the workload's own static plan (typed by the workload; the engine never reads it)
 
     def supersteps(self):
-        """Every superstep once, in schedule order (loop bodies included)."""
+        """Every superstep once, in schedule order (loop bodies included; launches left out)."""
         for step in self.schedule:
-            yield from (step.body if isinstance(step, Loop) else (step,))
+            for s in (step.body if isinstance(step, Loop) else (step,)):
+                if isinstance(s, Superstep):
+                    yield s
 
     def tile_memory(self) -> dict[str, np.ndarray]:
         """Bytes per tile for each tensor category, arrays over all tiles of the system."""

@@ -44,7 +44,8 @@ def test_default_tile_and_tile_of_chip():
     assert (TILE.workers, TILE.simd, TILE.load_bytes, TILE.vertex_launch_cycles) == (6, 2, 8, 11)
     assert Tile.of(mimdsim.chip("ipu-mk2")) == Tile(workers=6, simd=2, load_bytes=8, vertex_launch_cycles=11)
     t = Tile.of(mimdsim.chip("ipu-mk2", workers=4, simd_fp32=4, load_bytes=16, vertex_launch_cycles=3))
-    assert t == Tile(workers=4, simd=4, load_bytes=16, vertex_launch_cycles=3)
+    assert t == Tile(workers=4, simd=4, load_bytes=16, vertex_launch_cycles=3, simd_fp32=4)
+    assert Tile.of(mimdsim.chip("ipu-mk2"), "fp16").simd == 4
 
 
 def test_worker_of_sample_contiguous_blocks():

@@ -8,7 +8,9 @@ import pytest
 
 import mimdsim
 from mimdsim.cli import main
-from mimdsim.gpu import systolic_estimate, systolic_gemm_cycles
+from mimdsim.gpu import systolic_gemm_cycles
+from mimdsim.workloads.snn.gpu import estimate as gpu_estimate
+from mimdsim.workloads.snn.systolic import systolic_estimate
 
 
 def test_compare_joins_reports_and_speedups():
@@ -33,7 +35,7 @@ def test_sparse_gpu_sees_the_measured_activity():
     c = mimdsim.compare(net, mimdsim.chip("ipu-mk2", tiles=128), "a100-40gb", inputs=x,
                         labels=rng.integers(0, 10, 8), strategies=["sparse"])
     measured = [ly["spikes"] / (ly["neurons"] * 20 * 8) for ly in c.mimd.layers]
-    direct = mimdsim.gpu.estimate(net, "a100-40gb", timesteps=20, batch_size=8, strategy="sparse",
+    direct = gpu_estimate(net, "a100-40gb", timesteps=20, batch_size=8, strategy="sparse",
                                   activity=measured[1:], input_activity=measured[0])
     assert c.gpu["sparse"].seconds_per_step == pytest.approx(direct.seconds_per_step)
     assert c.run.loss is not None

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import mimdsim
-from mimdsim.compiler.lower import compile_program
-from mimdsim.compiler.mapping import map_network
+from mimdsim.workloads.snn.lower import compile_program
+from mimdsim.workloads.snn.mapping import map_network
 from mimdsim.errors import ConfigError
 from mimdsim.program import Loop
 
@@ -50,7 +50,7 @@ def test_program_structure():
     # layer 1's list goes to every tile of layer 2: (K + 2) ids of 2 B per sample, multicast
     lists = [t for t in fwd["fwd.neuron"].exchange if t.name == "L1.list"][0]
     K1 = net.capacities[1]
-    p2 = prog.layout.layers[1]
+    p2 = prog.mapping.layers[1]
     assert lists.src.size == 3 * p2.tiles and set(lists.nbytes) == {(K1 + 2) * 2}
     assert len(np.unique(lists.group)) == 3
 
@@ -60,7 +60,7 @@ def test_memory_plan_by_hand():
     T, B = 10, 4
     prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), timesteps=T,
                            batch_size=B, neurons_per_tile=2)
-    t = prog.layout.layers[0].first_tile
+    t = prog.mapping.layers[0].first_tile
     by_name = {}
     for a in prog.tensors:
         hit = a.tiles == t

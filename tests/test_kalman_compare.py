@@ -8,7 +8,8 @@ from kernels import kalman as kk
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
-from mimdsim.gpu.workloads import HOST_LINK, PCIE_GEN4_X16, kalman_estimate, kalman_kernels
+from mimdsim.gpu.model import HOST_LINK, PCIE_GEN4_X16
+from mimdsim.workloads.kalman.gpu import kalman_estimate, kalman_kernels
 from mimdsim.workloads import compare_kalman, cpu, cpu_kalman
 
 A100 = gpu("a100-40gb")
@@ -118,7 +119,7 @@ def test_experiment_file_runs_a_workload(tmp_path, capsys):
 
 def test_settings_choices_match_the_codelets():
     from mimdsim.settings import BY_KEY
-    from mimdsim.workloads.kalman import SCHEDULES
+    from mimdsim.workloads.kalman.program import SCHEDULES
     assert BY_KEY["workload.variant"].choices == kk.VARIANTS
     assert BY_KEY["workload.covariance"].choices == kk.COVARIANCE_MODES
     assert BY_KEY["workload.schedule"].choices == SCHEDULES

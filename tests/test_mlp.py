@@ -11,9 +11,10 @@ from kernels import amp
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
-from mimdsim.gpu.workloads import PCIE_GEN4_X16, mlp_estimate, mlp_kernels
+from mimdsim.gpu.model import PCIE_GEN4_X16
+from mimdsim.workloads.mlp.gpu import mlp_estimate, mlp_kernels
 from mimdsim.workloads import compare_mlp, mlp
-from mimdsim.workloads.mlp import DEFAULT_SIZES, _layer_input_transfer, plan_layer
+from mimdsim.workloads.mlp.program import DEFAULT_SIZES, _layer_input_transfer, plan_layer
 
 MK2 = amp.AmpTile.of(mimdsim.chip("ipu-mk2"))
 

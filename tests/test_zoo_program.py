@@ -7,7 +7,7 @@ import pytest
 import mimdsim
 from kernels import bptt, lif
 from kernels.tile import Tile
-from mimdsim.compiler.lower import compile_program
+from mimdsim.workloads.snn.lower import compile_program
 from mimdsim.errors import ConfigError
 from mimdsim.program import Loop
 from mimdsim.snn import NeuronSpec, Surrogate
@@ -103,7 +103,7 @@ def test_memory_footprints_of_states_histories_and_recurrence():
     T, B = 5, 3
     syn = NeuronSpec("synaptic", alpha=0.8, beta=0.7, reset_delay=False)
     _, prog = _program(syn, T=T, B=B)
-    t = prog.layout.layers[0].first_tile
+    t = prog.mapping.layers[0].first_tile
     m = _bytes_on(prog, t)
     assert m["L1.state"] == B * 2 * 4  # the synaptic current, live
     assert m["L1.m_history"] == T * B * 2 * 4  # membrane after the same-step reset

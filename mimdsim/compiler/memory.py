@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kernels import CODELETS
+
 from ..errors import OutOfTileMemory
 from ..program import Program, TensorAlloc
 
@@ -30,6 +32,21 @@ def exchange_code(program: Program) -> TensorAlloc:
             counts += np.bincount(tr.dst[moved], minlength=counts.size)
     tiles = np.flatnonzero(counts)
     return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
+
+
+def add_code(program: Program) -> None:
+    """Add code and vertex state (per codelet per tile) and exchange code to the memory plan."""
+    vertex_counts: dict[str, np.ndarray] = {}
+    tiles = program.system.tiles
+    for step in program.supersteps():
+        for v in step.compute:
+            arr = vertex_counts.setdefault(v.codelet, np.zeros(tiles, dtype=np.int64))
+            np.add.at(arr, v.tiles, 1)
+    for name, counts in vertex_counts.items():
+        fp = CODELETS[name].footprint(counts)
+        hit = np.flatnonzero(fp)
+        program.tensors.append(TensorAlloc(f"code.{name}", "code", hit, fp[hit]))
+    program.tensors.append(exchange_code(program))
 
 
 def check_fits(program: Program) -> None:

@@ -1,5 +1,5 @@
-"""The engine: runs compiled programs execution- or rate-driven; costs through codelets and the fabric model."""
-from .activity import ExecutionSource, RateSource
-from .run import run_program
+"""The engine: runs any compiled program against its work source; costs through the codelet
+registry and the fabric model. Knows no network, neuron or workload."""
+from .run import WorkSource, memory_summary, run_program
 
-__all__ = ["run_program", "ExecutionSource", "RateSource"]
+__all__ = ["run_program", "WorkSource", "memory_summary"]

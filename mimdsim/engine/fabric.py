@@ -16,12 +16,20 @@ a local copy and costs no fabric time. The exchange phase costs::
 
     max(max over tiles(tile_cycles), max over chips(link cycles), host cycles)
       + exchange_latency_cycles + exchange_phase_overhead_cycles
+
+Streams to the host (``dst = -1``) are costed as their mirror image: the host link runs at
+``host_bytes_per_second`` in each direction (PCIe is full duplex) and a tile sends at
+``exchange_send_bytes_per_cycle``. :func:`exchange_phase` splits a phase into the on-chip
+part and ``host``, only the time the host link adds beyond the on-chip and link traffic.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..errors import ConfigError
+from ..program import HOST, Transfer
 
 
 @dataclass(frozen=True)
@@ -81,8 +89,42 @@ def exchange_cost(transfers, system) -> ExchangeCost:
                         host, tile_cycles, link)
 
 
+def _split(ex: ExchangeCost) -> tuple[float, float]:
+    if not ex.cycles:
+        return 0.0, 0.0
+    on_chip = max(float(ex.tile_cycles.max(initial=0.0)), ex.link_cycles)
+    host = max(0.0, ex.host_cycles - on_chip)
+    return ex.cycles - host, host
+
+
+def _mirror_system(system):
+    """The system whose host -> tile cost equals this system's tile -> host cost."""
+    c = system.chip
+    send = c.exchange_send_bytes_per_cycle
+    chip = c.replace(exchange_recv_bytes_per_cycle=send,
+                     exchange_broadcast_bytes_per_cycle=max(send, c.exchange_broadcast_bytes_per_cycle))
+    return type(system)(chip=chip, chips=system.chips)
+
+
+def exchange_phase(transfers, system) -> tuple[float, float]:
+    """``(exchange, host)`` cycles of one exchange phase (streams to the host mirrored)."""
+    into, out = [], []
+    for t in transfers:
+        to_host = t.dst < 0
+        if to_host.any() and not to_host.all():
+            raise ConfigError(f"transfer {t.name!r} mixes messages to the host with on-chip ones; split it in two")
+        (out if to_host.any() else into).append(t)
+    exchange, host = _split(exchange_cost(into, system))
+    if out:
+        back = [Transfer(t.name, src=np.full_like(t.src, HOST), dst=t.src, nbytes=t.nbytes, group=t.group)
+                for t in out]
+        e, h = _split(exchange_cost(back, _mirror_system(system)))
+        exchange, host = exchange + e, host + h
+    return exchange, host
+
+
 def sync_cost(kind: str, system) -> int:
     """Cycles of one barrier: on-chip, or spanning the system's chips."""
     if kind not in ("chip", "global"):
-        raise ValueError(f"sync kind {kind!r}: expected 'chip' or 'global'")
+        raise ConfigError(f"sync kind {kind!r}: expected 'chip' or 'global'")
     return system.chip.global_sync_cycles if kind == "global" else system.chip.sync_cycles

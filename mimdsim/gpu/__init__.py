@@ -1,10 +1,8 @@
-"""SIMD (GPU) and systolic-array cost models of the same training step. Know no MIMD chip."""
-from .estimate import estimate, kernel_seconds
-from .kernels import STRATEGIES, Kernel, training_step_kernels
+"""The GPU and systolic-array cost models: kernels (or GEMMs) costed on a device spec. They know
+no MIMD chip and no workload; each workload brings its kernel list (``mimdsim/workloads/*/gpu.py``)."""
+from .model import Kernel, kernel_seconds, workload_estimate
 from .spec import PRECISIONS, PRESETS, GpuSpec, gpu
 from .systolic import SYSTOLIC_PRESETS, SystolicSpec, gemm_utilization, systolic, systolic_gemm_cycles
-from .systolic_estimate import systolic_estimate
 
-__all__ = ["GpuSpec", "gpu", "PRESETS", "PRECISIONS", "estimate", "kernel_seconds", "STRATEGIES", "Kernel",
-           "training_step_kernels", "SystolicSpec", "systolic", "SYSTOLIC_PRESETS", "systolic_gemm_cycles",
-           "gemm_utilization", "systolic_estimate"]
+__all__ = ["GpuSpec", "gpu", "PRESETS", "PRECISIONS", "kernel_seconds", "Kernel", "workload_estimate",
+           "SystolicSpec", "systolic", "SYSTOLIC_PRESETS", "systolic_gemm_cycles", "gemm_utilization"]

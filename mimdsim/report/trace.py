@@ -17,20 +17,6 @@ import json
 import numpy as np
 
 
-def tile_groups(layout, n_tiles):
-    """Start tile and label of each group: before the first layer, each layer, after the last."""
-    starts, labels = [0], ["other tiles"]
-    for p in layout.layers:
-        starts.append(p.first_tile)
-        labels.append(f"layer {p.layer} (tiles {p.first_tile}-{p.first_tile + p.tiles - 1})")
-    end = layout.layers[-1].first_tile + layout.layers[-1].tiles
-    if end < n_tiles:
-        starts.append(end)
-        labels.append("other tiles")
-    keep = [i for i, s in enumerate(starts) if i == len(starts) - 1 or starts[i + 1] > s]
-    return np.array([starts[i] for i in keep]), [labels[i] for i in keep]
-
-
 def _runs(timeline):
     """Split the timeline into (loop name or None, [records]) blocks of consecutive records."""
     blocks, cur_key, cur = [], None, []
@@ -51,7 +37,7 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
     us = 1e6 / hz
     events = [{"ph": "M", "pid": 0, "tid": 0, "name": "process_name", "args": {"name": "system (BSP supersteps)"}},
               {"ph": "M", "pid": 0, "tid": 0, "name": "thread_name", "args": {"name": "supersteps"}}]
-    starts, labels = tile_groups(program.layout, program.system.tiles)
+    starts, labels = program.mapping.tile_groups(program.system.tiles)
     tpc = program.system.chip.tiles
     group_chip = starts // tpc
     for chip in range(program.system.chips):
@@ -127,7 +113,7 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
                        "args": {"bytes": int(used[chip * tpc:(chip + 1) * tpc].max())}})
     events.sort(key=lambda e: (e.get("ts", -1), -e.get("dur", 0)))
     return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": {"generator": "mimdsim", "model": program.meta.get("model"),
+            "otherData": {"generator": "mimdsim", "model": program.meta.model,
                           "system": program.system.name, "aggregated": aggregated or "none",
                           "time unit": "microseconds of simulated chip time"}}
 

@@ -45,7 +45,7 @@ def run_point(values: dict, command: str, params: dict) -> dict:
             if c.refused:
                 rec["refused"] = c.refused
         else:
-            from ..simulate import simulate
+            from ..workloads.snn.simulate import simulate
             report = simulate(net, system, **kw).report
         d = report.to_dict()
         rec.update(status="ok", samples_per_second=d["samples_per_second"], seconds_per_step=d["seconds_per_step"],

@@ -120,7 +120,7 @@ def cmd_train(args) -> int:
 
 def add_parser(sub):
     """Add the ``train`` subcommand to the ``mimdsim`` subparsers ``sub``."""
-    from ..gpu.kernels import STRATEGIES
+    from ..workloads.snn.gpu import STRATEGIES
     from ..settings import _field_value as chip_field
 
     t = sub.add_parser("train", help="train an SNN on the simulated chip (execution-driven) and time it",

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..errors import ConfigError
-from ..simulate import simulate
+from ..workloads.snn.simulate import simulate
 
 
 def calibrate_activity(net, chip, dataset, target=0.01, *, batch_size=32, seed=0, iterations=16, tolerance=0.1,

@@ -29,7 +29,7 @@ from ..arch import as_system
 from ..errors import ConfigError, OutOfDeviceMemory, UnsupportedModel
 from ..optim import SGD, Adam
 from ..report import JsonOutput
-from ..simulate import simulate
+from ..workloads.snn.simulate import simulate
 from ..snn import Network
 from . import checkpoint as ckpt
 from .progress import Progress, wanted
@@ -181,7 +181,7 @@ class _GpuTimer:
     with each step's measured activity."""
 
     def __init__(self, net, gpu, strategy, precision, optimizer_kind, T, B):
-        from ..gpu.estimate import estimate
+        from ..workloads.snn.gpu import estimate
 
         self.estimate, self.net, self.gpu, self.strategy = estimate, net, gpu, strategy
         self.precision, self.kind, self.T, self.B = precision, optimizer_kind, T, B

@@ -2,10 +2,10 @@
 MIMD chip, with GPU and CPU estimates of the same work (``reference/algorithms.md`` §4;
 docs/workloads.md)."""
 from .compare import WORKLOADS, WorkloadComparison, compare_kalman, compare_mlp
-from .cpu import CpuSpec, cpu
-from .cpu import kalman_estimate as cpu_kalman
-from .kalman import KalmanRun, kalman, synthetic_tracks
-from .mlp import MlpRun, mlp
+from .kalman.cpu import CpuSpec, cpu
+from .kalman.cpu import kalman_estimate as cpu_kalman
+from .kalman.program import KalmanRun, kalman, synthetic_tracks
+from .mlp.program import MlpRun, mlp
 
 __all__ = ["kalman", "KalmanRun", "synthetic_tracks", "mlp", "MlpRun", "CpuSpec", "cpu", "cpu_kalman",
            "compare_kalman", "compare_mlp", "WorkloadComparison", "WORKLOADS"]

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 
 from kernels.amp import AMP_UTILISATION
 
-from ..gpu.workloads import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman, mlp_estimate as gpu_mlp
 from ..report import JsonOutput, Report
-from .cpu import kalman_estimate as cpu_kalman
-from .kalman import kalman
-from .mlp import DEFAULT_SIZES, mlp
+from .kalman.cpu import kalman_estimate as cpu_kalman
+from .kalman.gpu import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman
+from .kalman.program import kalman
+from .mlp.gpu import mlp_estimate as gpu_mlp
+from .mlp.program import DEFAULT_SIZES, mlp
 
 WORKLOADS = ("snn", "kalman", "mlp")
 

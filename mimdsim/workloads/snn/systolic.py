@@ -11,10 +11,10 @@ cycles by which DRAM traffic exceeds them (``dram``).
 """
 from __future__ import annotations
 
-from ..report import Report, empty_cycles
-from ..snn.network import describe_sizes
-from .kernels import check_step, training_step_kernels
-from .systolic import SystolicSpec, systolic, systolic_gemm_cycles
+from ...gpu.systolic import SystolicSpec, systolic, systolic_gemm_cycles
+from ...report import Report, empty_cycles
+from ...snn.network import describe_sizes
+from .gpu import check_step, training_step_kernels
 
 SYSTOLIC_KINDS = ("array", "vector", "dram")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,19 @@ class Layout:
 
     def chip_of(self, tiles) -> np.ndarray:
         return np.asarray(tiles) // self.tiles_per_chip
+
+    def tile_groups(self, n_tiles: int) -> tuple[np.ndarray, list[str]]:
+        """Start tile and label of each group: before the first layer, each layer, after the last."""
+        starts, labels = [0], ["other tiles"]
+        for p in self.layers:
+            starts.append(p.first_tile)
+            labels.append(f"layer {p.layer} (tiles {p.first_tile}-{p.first_tile + p.tiles - 1})")
+        end = self.layers[-1].first_tile + self.layers[-1].tiles
+        if end < n_tiles:
+            starts.append(end)
+            labels.append("other tiles")
+        keep = [i for i, s in enumerate(starts) if i == len(starts) - 1 or starts[i + 1] > s]
+        return np.array([starts[i] for i in keep]), [labels[i] for i in keep]
 
 
 def _place(sizes, npt, chips, tiles_per_chip, reserve_tile0):

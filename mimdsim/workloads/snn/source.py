@@ -1,4 +1,4 @@
-"""Two sources of activity with one contract: ``work(vertex_set, t) -> work counts``.
+"""The SNN program's two work sources, with the engine's one contract: ``work(vertex_set, t) -> work counts``.
 
 * :class:`ExecutionSource` runs the codelets' functional implementations on real data
   (spike counts emerge from the dynamics; loss and gradients are exact);
@@ -15,8 +15,7 @@ import numpy as np
 from kernels import bptt, lif, loss as loss_k, reduce, spikes
 from kernels.tile import worker_of_sample
 
-from ..program import Program, VertexSet
-from ..snn.network import Structure
+from ...program import Program, VertexSet
 
 
 class _Stats:
@@ -42,11 +41,11 @@ class _Source:
         self.sizes, self.capacities = list(sizes), list(capacities)
         self.T, self.B = program.timesteps, program.batch_size
         self.L = len(sizes) - 1
-        self.layout = program.layout
-        self.chunk = program.meta["scan_chunk"]
-        st: Structure | None = program.meta.get("structure")
-        self.delay = st.delay if st is not None else 1
-        self.specs = st.layers if st is not None else None
+        self.layout = program.mapping
+        plan = program.plan  # SnnPlan
+        self.chunk = plan.scan_chunk
+        self.delay = plan.delay
+        self.specs = plan.structure.layers
         self.stats = _Stats(self.T, self.B, self.L)
         self.loss = None
         self.grads = None
@@ -115,7 +114,7 @@ class ExecutionSource(_Source):
     def __init__(self, program, net, inputs, labels, *, seed=0, optimizer=None):
         super().__init__(program, net.sizes, net.capacities)
         T, B, L = self.T, self.B, self.L
-        self.fp16 = program.meta.get("precision", "fp32") == "fp16"
+        self.fp16 = program.meta.precision == "fp16"
         dt = np.float32 if self.fp16 else net.dtype
         self.dt = dt
         self.net = net

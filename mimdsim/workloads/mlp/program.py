@@ -23,12 +23,12 @@ import numpy as np
 
 from kernels import amp
 
-from ..arch import as_system
-from ..errors import ConfigError, OutOfTileMemory
-from ..program import Transfer
-from ..report import Report
-from .bsp import Step, bottleneck_notes, run_steps
-from .kalman import _choice, _int
+from ...arch import as_system
+from ...engine import run_program
+from ...errors import ConfigError, OutOfTileMemory
+from ...program import HOST, Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
+from ...report.bottleneck import bottleneck_notes
+from ..kalman.program import _choice, _int
 
 DEFAULT_SIZES = (1800, 128, 128, 1)
 BYTES = {"fp32": 4, "fp16": 2}
@@ -60,6 +60,19 @@ class LayerPlan:
         rows = np.diff(self.row_bounds())
         cols = np.diff(self.col_bounds())
         return (np.arange(self.tiles), np.repeat(rows, self.col_groups), np.tile(cols, self.row_groups))
+
+
+@dataclass(frozen=True)
+class LayerMapping:
+    """Each layer's blocks over tiles 0.. (row groups of the batch x column groups of the outputs)."""
+
+    plans: tuple
+
+    def tile_groups(self, n_tiles: int) -> tuple[np.ndarray, list[str]]:
+        used = max(p.tiles for p in self.plans)
+        if used < n_tiles:
+            return np.array([0, used]), [f"layer blocks (tiles 0-{used - 1})", "idle tiles"]
+        return np.array([0]), ["layer blocks"]
 
 
 @dataclass
@@ -181,58 +194,65 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
             y = amp.amp_layer(y, W, bb, "sigmoid" if l == L else "relu", precision)
         outputs = y
 
-    # program
-    reps = batches * n_micro  # every micro-batch runs the whole network
-    steps = [Step("launch", "io", 1, launch=True)]
-    mem = {"weights": np.zeros(system.tiles, np.int64), "activations": np.zeros(system.tiles, np.int64)}
-    vertices = np.zeros(system.tiles, np.int64)  # amp_layer vertices per tile (one per layer it holds)
-    for p in plans:
-        t, rows, cols = p.blocks()
-        act = "sigmoid" if p.layer == L else "relu"
-        cyc = np.zeros(system.tiles)
-        cyc[t] = amp.amp_layer_cycles(rows, cols, p.n_in, tile, act, precision, float(utilisation))
-        if p.layer == 1:
-            group = t // p.col_groups
-            tr = Transfer("inputs", np.full(t.shape, -1), t, (rows * p.n_in * e).astype(np.float64), group)
-            if stream:
-                steps.append(Step("io.inputs", "io", reps, transfers=(tr,)))
-            transfers = ()
-        else:
-            transfers = (_layer_input_transfer(plans[p.layer - 2], p, e),)
-        steps.append(Step(f"L{p.layer}", "forward", reps, tile_cycles=cyc, transfers=transfers))
-        np.add.at(mem["weights"], t, e * (p.n_in * cols + cols))
-        np.add.at(mem["activations"], t, e * (rows * p.n_in + rows * cols))
-        vertices[t] += 1
-    if stream:
-        p = plans[-1]
-        t, rows, cols = p.blocks()
-        steps.append(Step("io.outputs", "io", reps, to_host=(
-            Transfer("outputs", t, np.full(t.shape, -1), (rows * cols * e).astype(np.float64), t),)))
-    mem["code"] = amp.AMP_LAYER.footprint(vertices).astype(np.int64)  # code once per tile + vertex states
-    used = sum(mem.values())
+    program = lower(system, plans, sizes, precision=precision, utilisation=float(utilisation), stream=stream,
+                    repeats=batches * n_micro, batch_size=batch * batches)
+    used = program.tile_bytes()
     fullest = int(np.argmax(used))
     if used[fullest] > system.chip.sram_per_tile:
         raise OutOfTileMemory(fullest, int(used[fullest]), int(system.chip.sram_per_tile),
-                              {k: int(v[fullest]) for k, v in mem.items()},
+                              {k: int(v[fullest]) for k, v in program.tile_memory().items()},
                               "Use fp16, a smaller batch, or more tiles.")
-    cycles, per_step, tile_compute = run_steps(steps, system)
-    supersteps = sum(s.count for s in steps if not s.launch)
-    bound, notes = bottleneck_notes(cycles, per_step, system.chip.clock_hz, supersteps)
+    report = run_program(program)  # every cost is static: no work source
+    supersteps = program.schedule[-1].count * len(program.schedule[-1].body)
+    bound, notes = bottleneck_notes(report.cycles, report.steps, system.chip.clock_hz, supersteps)
     notes.append(f"AMP utilisation {utilisation:.2f} of peak (measured {amp.AMP_UTILISATION_MIN}-"
                  f"{amp.AMP_UTILISATION_MAX}); layers on " + ", ".join(
                      f"L{p.layer} {p.row_groups}x{p.col_groups}" for p in plans) + " (row x column groups)")
-    report = Report(
-        architecture=system.name, platform="mimd", model="mlp " + "-".join(map(str, sizes)),
-        mode="execution" if outputs is not None else "analytical", timesteps=1, batch_size=batch * batches,
-        clock_hz=system.chip.clock_hz, cycles=cycles, steps=per_step,
-        memory={"max_tile_bytes": int(used[fullest]), "tile_bytes_limit": int(system.chip.sram_per_tile),
-                "fullest_tile": fullest, "fullest_tile_by_category": {k: int(v[fullest]) for k, v in mem.items()},
-                "total_bytes": int(used.sum())},
-        placement={"tiles": int(max(p.tiles for p in plans)), "precision": precision, "utilisation": float(utilisation),
-                   "micro_batches": n_micro, "micro_batch": plans[0].batch,
-                   "layers": [{"layer": p.layer, "row_groups": p.row_groups, "col_groups": p.col_groups}
-                              for p in plans], "batches": batches, "stream": bool(stream), "bound": bound},
-        tile_compute_cycles=tile_compute, tile_memory_bytes=used, notes=notes,
-    )
+    report.mode = "execution" if outputs is not None else "analytical"
+    report.placement = {"tiles": int(max(p.tiles for p in plans)), "precision": precision,
+                        "utilisation": float(utilisation), "micro_batches": n_micro, "micro_batch": plans[0].batch,
+                        "layers": [{"layer": p.layer, "row_groups": p.row_groups, "col_groups": p.col_groups}
+                                   for p in plans], "batches": batches, "stream": bool(stream), "bound": bound}
+    report.notes = notes
     return MlpRun(report=report, outputs=outputs, weights=weights, plans=plans,
                   inputs=None if outputs is None else x)
+
+
+def lower(system, plans, sizes, *, precision, utilisation, stream, repeats, batch_size) -> Program:
+    """The run as a program: the launch, then ``repeats`` times (batches x micro-batches) inputs in,
+    one superstep per layer (its blocks' ``amp_layer`` vertices, its inputs exchanged from the
+    previous layer's tiles), outputs out."""
+    e = BYTES[precision]
+    L = len(plans)
+    sync = "global" if system.chips > 1 else "chip"
+    body = []
+    weights = np.zeros(system.tiles, np.int64)
+    activations = np.zeros(system.tiles, np.int64)
+    vertices = np.zeros(system.tiles, np.int64)  # amp_layer vertices per tile (one per layer it holds)
+    for p in plans:
+        t, rows, cols = p.blocks()
+        vs = VertexSet("amp_layer", p.layer, t, {"rows": rows, "cols": cols, "depth": p.n_in,
+                                                 "act": "sigmoid" if p.layer == L else "relu",
+                                                 "precision": precision, "utilisation": utilisation})
+        if p.layer == 1:
+            if stream:
+                tr = Transfer("inputs", np.full(t.shape, HOST), t, (rows * p.n_in * e).astype(np.float64),
+                              t // p.col_groups)
+                body.append(Superstep("io.inputs", "io", (), (tr,), sync))
+            transfers = ()
+        else:
+            transfers = (_layer_input_transfer(plans[p.layer - 2], p, e),)
+        body.append(Superstep(f"L{p.layer}", "forward", (vs,), transfers, sync))
+        np.add.at(weights, t, e * (p.n_in * cols + cols))
+        np.add.at(activations, t, e * (rows * p.n_in + rows * cols))
+        vertices[t] += 1
+    if stream:
+        t, rows, cols = plans[-1].blocks()
+        body.append(Superstep("io.outputs", "io", (), (
+            Transfer("outputs", t, np.full(t.shape, HOST), (rows * cols * e).astype(np.float64), t),), sync))
+    code = amp.AMP_LAYER.footprint(vertices).astype(np.int64)  # code once per tile + vertex states
+    tensors = [TensorAlloc(k, k, np.flatnonzero(v), v[v != 0])
+               for k, v in (("weights", weights), ("activations", activations), ("code", code))]
+    return Program(system, LayerMapping(tuple(plans)), 1, batch_size, tensors,
+                   [Launch(), Loop("repeats", repeats, tuple(body))],
+                   ProgramMeta("mlp " + "-".join(map(str, sizes)), "mlp", precision))

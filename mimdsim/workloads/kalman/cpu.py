@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from kernels import kalman as kk
 
-from ..errors import ConfigError
-from ..report import Report, empty_cycles
+from ...errors import ConfigError
+from ...report import Report, empty_cycles
 
 CPU_KINDS = ("compute", "memory", "launch")
 

@@ -31,42 +31,42 @@ Then ``update.copies`` (sum per-worker gradient copies) and ``update.optimizer``
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from kernels.codelet import CODELETS
-
 from kernels import bptt as _bptt
-from kernels import dense_snn as _dense  # noqa: F401  (registers the dense codelets)
 from kernels import lif as _lif
 
-from ..errors import ConfigError
-from ..snn.network import LIFParams, Structure, describe_sizes
-from ..snn.readout import Readout
-from ..program import Loop, Program, Superstep, TensorAlloc, Transfer, VertexSet
+from ...compiler.memory import add_code, check_fits, id_bytes
+from ...compiler.transfers import broadcast, point_to_point
+from ...errors import ConfigError
+from ...program import Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
+from ...snn.network import LIFParams, Structure, describe_sizes
+from ...snn.readout import Readout
 from .mapping import LayerPlacement, Layout, map_network
-from .memory import check_fits, exchange_code, id_bytes
 
 F32 = 4
 PRECISIONS = {"fp32": 4, "fp16": 2}
 
 
-def _rep(a, n):
-    return np.repeat(np.asarray(a), n)
+@dataclass(frozen=True)
+class SnnPlan:
+    """The SNN lowering's static choices, which its work sources and report read."""
 
+    sizes: tuple
+    capacities: tuple
+    structure: Structure
+    optimizer: str  # "sgd" or "adam"
+    scan_chunk: int  # neurons one worker scans for a list
+    loss_tile: int
+    dense: bool = False  # dense activations (a matmul per step) instead of spike lists
 
-def broadcast(name, src_per_sample, dst_tiles, nbytes, group_base=0) -> Transfer:
-    """Each sample's data from its source tile to every tile in ``dst_tiles`` (multicast)."""
-    B, D = len(src_per_sample), len(dst_tiles)
-    return Transfer(name, _rep(src_per_sample, D), np.tile(dst_tiles, B),
-                    np.full(B * D, nbytes, dtype=np.int64), group_base + _rep(np.arange(B), D))
-
-
-def point_to_point(name, src, dst, nbytes) -> Transfer:
-    src, dst = np.asarray(src), np.asarray(dst)
-    return Transfer(name, src, dst, np.broadcast_to(np.asarray(nbytes, dtype=np.int64), src.shape).copy(),
-                    np.arange(src.size))
+    @property
+    def delay(self) -> int:
+        return self.structure.delay
 
 
 class _Plan:
@@ -377,13 +377,11 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
                 Superstep("update.copies", "update", upd_copies, (), sync),
                 Superstep("update.optimizer", "update", upd_opt, (), sync)]
 
-    program = Program(system, layout, T, B, tensors, schedule, optimizer,
-                      meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": scan_chunk,
-                            "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
-                            "precision": precision, "delay": delay, "training": True})
+    program = Program(system, layout, T, B, tensors, schedule, ProgramMeta(describe_sizes(sizes), "snn", precision),
+                      SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, scan_chunk, loss_tile))
     if not training:
         forward_only(program)
-    finish_program(program)
+    add_code(program)
     return program
 
 
@@ -399,9 +397,9 @@ def forward_only(program: Program) -> None:
     optimizer state and backward buffers; keep one step of every history (the state and the
     lists the next step reads) except the first layer's inputs, which the host streams in
     for all T steps at once."""
-    T, L = program.timesteps, len(program.layout.layers)
+    T, L = program.timesteps, len(program.mapping.layers)
     # a per-step loss (ce_rate) or the membrane maximum reads the output layer's whole record
-    whole_output = program.meta["structure"].readout.loss in ("ce_rate", "ce_max_membrane")
+    whole_output = program.plan.structure.readout.loss in ("ce_rate", "ce_max_membrane")
     program.schedule = [s for s in program.schedule
                         if all(b.phase in ("io", "forward") for b in (s.body if isinstance(s, Loop) else (s,)))]
     kept = []
@@ -414,7 +412,7 @@ def forward_only(program: Program) -> None:
             a = TensorAlloc(a.name, a.category, a.tiles, a.nbytes // T, a.layer)
         kept.append(a)
     program.tensors = kept
-    program.meta["training"] = False
+    program.meta = dataclasses.replace(program.meta, training=False)
 
 
 def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, precision, training=True) -> Program:
@@ -532,29 +530,12 @@ def _compile_dense(sizes, capacities, system, layout, st, T, B, optimizer, preci
                 Superstep("update.optimizer", "update", tuple(
                     vs(optimizer, l, p.tile_ids, elements=elements[l - 1], copies=W)
                     for l, p in enumerate(layout.layers, start=1)), (), sync)]
-    program = Program(system, layout, T, B, tensors, schedule, optimizer,
-                      meta={"sizes": list(sizes), "capacities": list(capacities), "scan_chunk": 64,
-                            "loss_tile": loss_tile, "model": describe_sizes(sizes), "structure": st,
-                            "precision": precision, "delay": delay, "dense": True, "training": True})
+    program = Program(system, layout, T, B, tensors, schedule, ProgramMeta(describe_sizes(sizes), "snn", precision),
+                      SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, 64, loss_tile, dense=True))
     if not training:
         forward_only(program)
-    finish_program(program)
+    add_code(program)
     return program
-
-
-def finish_program(program: Program) -> None:
-    """Add code and vertex state (per codelet per tile) and exchange code to the memory plan."""
-    vertex_counts: dict[str, np.ndarray] = {}
-    tiles = program.system.tiles
-    for step in program.supersteps():
-        for v in step.compute:
-            arr = vertex_counts.setdefault(v.codelet, np.zeros(tiles, dtype=np.int64))
-            np.add.at(arr, v.tiles, 1)
-    for name, counts in vertex_counts.items():
-        fp = CODELETS[name].footprint(counts)
-        hit = np.flatnonzero(fp)
-        program.tensors.append(TensorAlloc(f"code.{name}", "code", hit, fp[hit]))
-    program.tensors.append(exchange_code(program))
 
 
 __all__ = ["compile_program", "check_fits", "Layout"]

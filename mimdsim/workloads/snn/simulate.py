@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arch import as_system
-from .compiler.lower import check_fits, compile_program
-from .engine import ExecutionSource, RateSource, run_program
-from .errors import ConfigError
-from .report import Report
-from .snn import Network
+from ...arch import as_system
+from ...engine import run_program
+from ...errors import CapacityOverflow, ConfigError
+from ...program import Program
+from ...report import Report
+from ...snn import Network
+from .lower import check_fits, compile_program
+from .source import ExecutionSource, RateSource
 
 
 @dataclass
@@ -154,8 +156,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     report = run_program(program, source, timeline=timeline, progress=progress)
+    report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
     if strict:
-        from .errors import CapacityOverflow
         over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
         if over:
             raise CapacityOverflow(
@@ -164,3 +166,34 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     grads = execution and training
     return Run(report=report, loss=source.loss, grads=source.grads if grads else None,
                program=program, source=source, param_grads=source.param_grads if grads else None)
+
+
+def layer_statistics(program: Program, stats) -> list[dict]:
+    """The report's per-layer rows: placement, capacity, activity, kept and dropped spikes."""
+    T, B = program.timesteps, program.batch_size
+    plan, layout = program.plan, program.mapping
+    layers = []
+    for l, (n, cap) in enumerate(zip(plan.sizes, plan.capacities)):
+        p = layout.layers[l - 1] if l else None
+        steps = T * B
+        layers.append({
+            "layer": l, "neurons": n, "tiles": p.tiles if p else 0,
+            "first_tile": p.first_tile if p else None, "chip": p.chip if p else None,
+            "capacity": cap,
+            "activity": float(stats.spikes[l].sum() / (n * steps)),
+            "listed_fraction": float(stats.listed[l].sum() / (n * steps)),
+            "spikes": int(stats.spikes[l].sum()),
+            "kept_spikes": int(stats.kept[l].sum()),
+            "dropped_spikes": int(stats.dropped_spikes[l].sum()),
+            "dropped_candidates": int(stats.dropped_candidates[l].sum()),
+            "overflowed_lists": int((stats.dropped_spikes[l] > 0).sum()),
+        })
+    return layers
+
+
+def placement(program: Program) -> dict:
+    lay, plan = program.mapping, program.plan
+    return {"tiles_used": lay.tiles_used, "chips_used": lay.chips_used, "neurons_per_tile": lay.neurons_per_tile,
+            "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
+            "precision": program.meta.precision, "delay": plan.delay,
+            "program": "training" if program.meta.training else "inference"}

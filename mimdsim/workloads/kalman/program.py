@@ -27,10 +27,13 @@ import numpy as np
 from kernels import kalman as kk
 from kernels.tile import Tile
 
-from ..arch import as_system
-from ..errors import ConfigError, OutOfTileMemory
-from ..report import Report
-from .bsp import Step, bottleneck_notes, host_stream, run_steps
+from ...arch import as_system
+from ...compiler.transfers import host_stream
+from ...engine import run_program
+from ...errors import ConfigError, OutOfTileMemory
+from ...program import Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, VertexSet
+from ...report import Report
+from ...report.bottleneck import bottleneck_notes
 
 SCHEDULES = ("fused", "per-op")
 HIT_FLOATS = 2  # (x, y) per plane
@@ -39,6 +42,19 @@ OUT_COV_FLOATS = {"scalar": 10, "vectorised": 6}  # unique entries of the symmet
 DEFAULT_PLANES = 5  # the published study's detector planes
 DEFAULT_SIGMA = 0.1  # hit resolution (TRACKR's sigma = 10e-2)
 DEFAULT_PRIOR_VAR = (1.0, np.pi)  # (position, slope) variances at plane 0; slope pi as in TRACKR's C0
+
+
+@dataclass(frozen=True)
+class TrackMapping:
+    """Tracks dealt to tiles in contiguous blocks: ``tracks_on_tile[i]`` tracks on tile i."""
+
+    tracks_on_tile: np.ndarray
+
+    def tile_groups(self, n_tiles: int) -> tuple[np.ndarray, list[str]]:
+        busy = int(np.count_nonzero(self.tracks_on_tile))
+        if 0 < busy < n_tiles:
+            return np.array([0, busy]), [f"tracks (tiles 0-{busy - 1})", "idle tiles"]
+        return np.array([0]), ["tracks"]
 
 
 @dataclass
@@ -258,47 +274,53 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         states = fit["states"]
         covs = np.broadcast_to(fit["covariances"], (n,) + fit["covariances"].shape[1:])
 
-    # program
+    model = f"kalman {planes} planes, {variant}, {covariance} covariance" + (", per-op" if schedule == "per-op" else "")
+    program = lower(system, tracks_on_tile, planes, mem, model=model, variant=variant, covariance=covariance,
+                    schedule=schedule, stream=stream, batches=batches, per_hit=per_hit)
+    report = run_program(program)  # every cost is static: no work source
+
+    supersteps = program.schedule[-1].count * len(program.schedule[-1].body)
+    bound, notes = bottleneck_notes(report.cycles, report.steps, system.chip.clock_hz, supersteps)
+    tracks_run = n * batches
+    notes.insert(0, f"{tracks_run:,} tracks per run ({n_tiles} tiles x {tpt} tracks x {batches} batch(es)): "
+                    f"{tracks_run * system.chip.clock_hz / report.total_cycles / 1e6:,.3f} x 10^6 tracks/s")
+    if not stream:
+        notes.append("hits resident in tile memory (stream=False): no host I/O is timed, as in the TRACKR benchmark")
+    report.mode = "execution" if states is not None else "analytical"
+    report.placement = {"tiles": int((tracks_on_tile > 0).sum()), "chips": int(-(-n_tiles // system.chip.tiles)),
+                        "tracks_per_tile": tpt, "tracks_per_run": tracks_run, "batches": batches, "variant": variant,
+                        "covariance": covariance, "schedule": schedule, "stream": bool(stream),
+                        "supersteps_per_run": supersteps, "bound": bound}
+    report.notes = notes
+    return KalmanRun(report=report, states=states, covariances=covs, hits=h, tracks_on_tile=tracks_on_tile)
+
+
+def lower(system, tracks_on_tile, planes, mem, *, model, variant, covariance, schedule, stream, batches,
+          per_hit) -> Program:
+    """The run as a program: the launch, then ``batches`` times hits in, the fit, states out.
+
+    ``mem``: the SRAM plan by category (arrays over tiles), as :func:`kernels.kalman.tile_bytes` gives it.
+    """
     f = kk.FLOAT_BYTES
     tiles_idx = np.arange(system.tiles)
-    steps = [Step("launch", "io", 1, launch=True)]
+    sync = "global" if system.chips > 1 else "chip"
+    geometry = {"tracks": tracks_on_tile, "planes": planes, "variant": variant, "covariance": covariance}
+    body = []
     if stream:
         hit_bytes = tracks_on_tile * f * planes * HIT_FLOATS * (2 if per_hit else 1)
-        steps.append(Step("io.hits", "io", batches, transfers=(host_stream("hits", tiles_idx, hit_bytes),)))
+        body.append(Superstep("io.hits", "io", (), (host_stream("hits", tiles_idx, hit_bytes),), sync))
     if schedule == "fused":
-        steps.append(Step("fit", "forward", batches,
-                          tile_cycles=kk.kalman_cycles(tracks_on_tile, planes, tile, variant, covariance)))
+        body.append(Superstep("fit", "forward", (VertexSet(f"kalman_fit.{variant}", None, tiles_idx, geometry),),
+                              (), sync))
     else:
         for stage, part, _, op in kk.op_schedule(planes, variant):
-            steps.append(Step(f"{stage}.{op.name}", "backward" if stage == "smooth" else "forward", batches,
-                              tile_cycles=kk.op_cycles(tracks_on_tile, op, part, tile, covariance)))
+            vs = VertexSet(f"kalman_op.{variant}", None, tiles_idx, {**geometry, "op": op, "part": part})
+            body.append(Superstep(f"{stage}.{op.name}", "backward" if stage == "smooth" else "forward", (vs,), (),
+                                  sync))
     if stream:
         cov_per_tile = np.where(tracks_on_tile > 0, 1, 0) if covariance == "shared" else tracks_on_tile
         out_bytes = f * planes * (tracks_on_tile * OUT_STATE_FLOATS + cov_per_tile * OUT_COV_FLOATS[variant])
-        steps.append(Step("io.states", "io", batches, to_host=(host_stream("states", tiles_idx, out_bytes, True),)))
-    cycles, per_step, tile_compute = run_steps(steps, system)
-
-    supersteps = sum(s.count for s in steps if not s.launch)
-    bound, notes = bottleneck_notes(cycles, per_step, system.chip.clock_hz, supersteps)
-    tracks_run = n * batches
-    total = sum(sum(p.values()) for p in cycles.values())
-    notes.insert(0, f"{tracks_run:,} tracks per run ({n_tiles} tiles x {tpt} tracks x {batches} batch(es)): "
-                    f"{tracks_run * system.chip.clock_hz / total / 1e6:,.3f} x 10^6 tracks/s")
-    if not stream:
-        notes.append("hits resident in tile memory (stream=False): no host I/O is timed, as in the TRACKR benchmark")
-    report = Report(
-        architecture=system.name, platform="mimd",
-        model=f"kalman {planes} planes, {variant}, {covariance} covariance" + (", per-op" if schedule == "per-op" else ""),
-        mode="execution" if states is not None else "analytical",
-        timesteps=planes, batch_size=tracks_run, clock_hz=system.chip.clock_hz,
-        cycles=cycles, steps=per_step,
-        memory={"max_tile_bytes": int(used[fullest]), "tile_bytes_limit": int(limit), "fullest_tile": fullest,
-                "fullest_tile_by_category": {k: int(v[fullest]) for k, v in mem.items()},
-                "total_bytes": int(used.sum())},
-        placement={"tiles": int((tracks_on_tile > 0).sum()), "chips": int(-(-n_tiles // system.chip.tiles)),
-                   "tracks_per_tile": tpt, "tracks_per_run": tracks_run, "batches": batches, "variant": variant,
-                   "covariance": covariance, "schedule": schedule, "stream": bool(stream),
-                   "supersteps_per_run": supersteps, "bound": bound},
-        tile_compute_cycles=tile_compute, tile_memory_bytes=used, notes=notes,
-    )
-    return KalmanRun(report=report, states=states, covariances=covs, hits=h, tracks_on_tile=tracks_on_tile)
+        body.append(Superstep("io.states", "io", (), (host_stream("states", tiles_idx, out_bytes, True),), sync))
+    tensors = [TensorAlloc(k, k, np.flatnonzero(v), v[v != 0]) for k, v in mem.items()]
+    return Program(system, TrackMapping(tracks_on_tile), planes, int(tracks_on_tile.sum()) * batches, tensors,
+                   [Launch(), Loop("batches", batches, tuple(body))], ProgramMeta(model, "kalman"))

@@ -1,4 +1,4 @@
-"""The SNN training step as a list of GPU kernels, per execution strategy.
+"""The SNN training step on a GPU: its kernel list per execution strategy, and the estimate.
 
 Each :class:`Kernel` carries its FLOPs, HBM bytes and how many times it runs per step.
 The model knows no GPU here: only shapes, precisions and activities.
@@ -14,34 +14,26 @@ Strategies (per layer l with n_in inputs and n outputs, T steps, batch B, e byte
 * ``sparse``    per-step with sparse kernels: the binary spike tensor is compacted
   (dense -> index list) and multiplied as a sparse matrix (row gather, CUDA cores); the
   weight gradient is a sparse outer product; ``dI W^T`` stays dense.
+
+Each kernel launch is costed by the GPU model (:mod:`mimdsim.gpu.model`): ``launch_overhead_s``
+per launch for ``per-step`` and ``sparse``; ``graph_launch_s + launches * graph_node_overhead_s``
+for ``fused`` (one CUDA graph).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ...errors import ConfigError, OutOfDeviceMemory
+from ...gpu.model import Kernel, gemm, kernel_seconds
+from ...gpu.spec import PRECISIONS, GpuSpec, gpu as gpu_spec
+from ...report import Report, empty_cycles
+from ...snn.network import describe_sizes
+
+
 
 STRATEGIES = ("per-step", "fused", "sparse")
 
 
-@dataclass(frozen=True)
-class Kernel:
-    name: str
-    phase: str  # forward, backward, update
-    kind: str  # matrix (tensor cores / GEMM), vector (element-wise), gather (sparse, CUDA cores)
-    flops: float
-    nbytes: float
-    count: int  # launches per training step
-    dims: tuple = ()  # (m, n, k) of a GEMM C[m, n] = A[m, k] B[k, n]
-
-
-def _gemm(name, phase, m, n, k, e, count):
-    """C[m, n] = A[m, k] B[k, n]: 2mnk FLOPs; reads A and B, writes C."""
-    return Kernel(name, phase, "matrix", 2.0 * m * n * k, e * (m * k + k * n + m * n), count, (m, n, k))
-
-
 def check_step(timesteps, batch_size, optimizer) -> None:
     """Clear errors for the run settings every platform's estimate takes."""
-    from ..errors import ConfigError
-
     if optimizer not in ("sgd", "adam"):
         raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
     for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
@@ -88,9 +80,9 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
         n_in, n = sizes[l - 1], sizes[l]
         s, rec = neuron_traits(specs[l - 1])
         if strategy == "fused":
-            ks.append(_gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
+            ks.append(gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
         elif strategy == "per-step":
-            ks.append(_gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
+            ks.append(gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
         else:
             nnz = activity[l - 1] * B * n_in
             # compaction: read the dense spike tensor, write ids (4 B) and row offsets
@@ -99,7 +91,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.fwd_spmm", "forward", "gather", 2.0 * nnz * n,
                              e * (nnz * n + B * n) + 4 * (nnz + B + 1), T))
         if rec == "all-to-all":
-            ks.append(_gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T))
+            ks.append(gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T))
         if strategy == "fused" and rec != "all-to-all":
             # the recurrence over T inside one kernel: reads I, writes state histories and S
             ks.append(Kernel(f"L{l}.fwd_neuron_scan", "forward", "vector", (4.0 + 2 * s) * T * B * n,
@@ -123,23 +115,23 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.bwd_neuron", "backward", "vector", (8.0 + 2 * s) * B * n,
                              e * (2 + 3 * s) * B * n, T))
         if rec == "all-to-all":
-            ks.append(_gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T))  # dI V^T, per step
-            ks.append(_gemm(f"L{l}.bwd_recurrent_wgrad_gemm", "backward", n, n, T * B, e, 1))  # S^T dI, folded
+            ks.append(gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T))  # dI V^T, per step
+            ks.append(gemm(f"L{l}.bwd_recurrent_wgrad_gemm", "backward", n, n, T * B, e, 1))  # S^T dI, folded
         if strategy == "fused":
-            ks.append(_gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, T * B, e, 1))
+            ks.append(gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, T * B, e, 1))
             if l > 1:
-                ks.append(_gemm(f"L{l}.bwd_input_gemm", "backward", T * B, n_in, n, e, 1))
+                ks.append(gemm(f"L{l}.bwd_input_gemm", "backward", T * B, n_in, n, e, 1))
             continue
         if strategy == "per-step":
             # dW += X[t]^T dI[t]: the accumulation reads and writes dW
-            k = _gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, B, e, T)
+            k = gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, B, e, T)
             ks.append(Kernel(k.name, k.phase, k.kind, k.flops, k.nbytes + e * n_in * n, T, k.dims))
         else:
             nnz = activity[l - 1] * B * n_in
             ks.append(Kernel(f"L{l}.bwd_wgrad_scatter", "backward", "gather", 2.0 * nnz * n,
                              e * (2 * nnz * n + B * n) + 4 * (nnz + B + 1), T))
         if l > 1:
-            ks.append(_gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T))
+            ks.append(gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T))
     for l in range(1, L + 1):
         p = layer_parameters(specs[l - 1], sizes[l - 1], sizes[l])
         if optimizer == "adam":  # reads w, g, m, v; writes w, m, v
@@ -168,3 +160,81 @@ def device_memory(sizes, timesteps, batch, *, strategy, e, optimizer="adam", act
     if strategy == "sparse":  # the forward pass's index lists (4 B ids + row offsets) are kept for the backward pass
         mem["sparse_indices"] = sum(4 * T * (activity[l] * B * sizes[l] + B + 1) for l in range(len(sizes) - 1))
     return {k: int(v) for k, v in mem.items()}
+
+
+GPU_KINDS = ("compute", "launch")
+
+
+def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy: str = "fused",
+             precision: str = "fp32", activity=None, input_activity=None, optimizer: str = "adam",
+             check_memory: bool = True) -> Report:
+    """One training step of ``net`` on a GPU under a named execution strategy.
+
+    ``activity`` (spike fraction per neuron layer, one number or a list) and
+    ``input_activity`` matter only to the ``sparse`` strategy. Dense strategies do the
+    same work whatever the activity.
+    """
+    spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown GPU strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if precision not in PRECISIONS:
+        raise ConfigError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    spec.matrix_flops(precision)  # raises if the GPU lacks this precision
+    check_step(timesteps, batch_size, optimizer)
+    sizes = list(net.sizes)
+    L = len(sizes) - 1
+    acts = None
+    if strategy == "sparse":
+        if activity is None:
+            raise ConfigError("the sparse strategy needs activity= (spike fraction per layer) to size its kernels")
+        layer_acts = list(activity) if isinstance(activity, (list, tuple)) else [activity] * L
+        if len(layer_acts) != L:
+            raise ConfigError(f"activity has {len(layer_acts)} entries; give one number or {L}")
+        acts = [layer_acts[0] if input_activity is None else input_activity] + layer_acts
+        for a in acts:
+            if not 0 <= a <= 1:
+                raise ConfigError(f"activity value {a!r} must be a fraction in [0, 1]")
+    e = spec.bytes_per_element(precision)
+
+    specs = getattr(net, "specs", None)
+    memory = device_memory(sizes, timesteps, batch_size, strategy=strategy, e=e, optimizer=optimizer,
+                           activity=acts, specs=specs)
+    used = sum(memory.values())
+    if check_memory and used > spec.hbm_bytes:
+        halves = [p for p in ("fp16", "bf16") if p in spec.matrix_precisions]
+        hint = "Lower the batch or timesteps" + (f", or use {' or '.join(halves)}" if e == 4 and halves else "")
+        raise OutOfDeviceMemory(
+            f"{describe_sizes(sizes)} with T={timesteps}, B={batch_size} needs {used:,} B on {spec.name} "
+            f"but it has {spec.hbm_bytes:,} B ("
+            + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
+
+    kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
+                                    activity=acts, optimizer=optimizer, specs=specs)
+    hz = spec.clock_hz
+    cycles = empty_cycles(GPU_KINDS)
+    steps: dict[str, dict] = {}
+    launches = sum(k.count for k in kernels)
+    for k in kernels:
+        run = kernel_seconds(k, spec, precision) * k.count
+        launch = (spec.graph_node_overhead_s if strategy == "fused" else spec.launch_overhead_s) * k.count
+        cycles[k.phase]["compute"] += run * hz
+        cycles[k.phase]["launch"] += launch * hz
+        kind = k.name.split(".", 1)[1] if "." in k.name else k.name
+        rec = steps.setdefault(kind, {"count": 0, "phase": k.phase, "compute": 0.0, "launch": 0.0})
+        rec["count"] += k.count
+        rec["compute"] += run * hz
+        rec["launch"] += launch * hz
+    if strategy == "fused":
+        cycles["forward"]["launch"] += spec.graph_launch_s * hz
+        steps["graph_launch"] = {"count": 1, "phase": "forward", "compute": 0.0, "launch": spec.graph_launch_s * hz}
+    del cycles["io"]
+    notes = [f"strategy {strategy}, precision {precision}, {launches} kernel launches per step",
+             "input transfer from the host is not modelled (assumed overlapped with compute)"]
+    return Report(
+        architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"{strategy} {precision}",
+        timesteps=int(timesteps), batch_size=int(batch_size), clock_hz=hz, cycles=cycles, steps=steps,
+        memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
+        placement={"strategy": strategy, "precision": precision, "optimizer": optimizer,
+                   "kernel_launches": launches},
+        notes=notes,
+    )

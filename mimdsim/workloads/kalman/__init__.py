@@ -1,0 +1,1 @@
+"""Kalman-filter track fitting as a workload: the program on the chip, the GPU kernels, the CPU model."""

@@ -1,0 +1,1 @@
+"""MLP inference as a workload: the AMP-unit program on the chip and the GPU kernels."""

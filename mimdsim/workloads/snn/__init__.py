@@ -1,0 +1,2 @@
+"""The SNN training step as a workload: its lowering (sparse spike lists or dense activations),
+its work sources (execution- and rate-driven), its GPU kernel list and its systolic-array step."""
