@@ -209,31 +209,6 @@ def alpha_backward(dm, de, dh, dS, ids, listed, dSd, u, m_prev, e_prev, h_prev, 
 
 
 @numba.njit(cache=True)
-def surrogate_scatter(dU, dS, ids, listed, U_t, alpha, c, theta1, beta, dI):
-    """The published sparse LIF's backward (one configuration of ``leaky_backward``): carry
-    ``dU`` by alpha, add SuperSpike surrogate gradients of listed ids, write ``dI``."""
-    B, n = dU.shape
-    dt = U_t.dtype.type
-    one = dt(1)
-    # dU carries alpha dL/dU[t+1]: that is leaky_backward's dm after its step at t+1
-    for b in range(B):
-        for i in range(n):
-            dU[b, i] = alpha * dU[b, i]
-    zeros = np.zeros_like(dU)
-    gain = np.full(n, dt(c * (one - alpha)), dtype=dU.dtype)
-    decay = np.full(n, one, dtype=dU.dtype)
-    theta = np.full(n, dt(theta1), dtype=dU.dtype)
-    du = np.empty_like(dU)
-    dbeta = np.zeros(n)
-    dtheta = np.zeros(n)
-    leaky_backward(dU, dS, ids, listed, zeros, U_t, zeros, gain, decay, theta, ZERO, False, True, False,
-                   _sg.SUPERSPIKE, beta, 0.0, du, zeros.copy(), dI, dbeta, dtheta)
-    for b in range(B):
-        for i in range(n):
-            dU[b, i] = du[b, i]
-
-
-@numba.njit(cache=True)
 def weight_grad(dW_copies, worker, in_ids, in_spikes, dI):
     """Add ``dI[b]`` into row j of worker ``worker[b]``'s copy for each input spike j."""
     B, n = dI.shape

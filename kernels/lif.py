@@ -133,24 +133,6 @@ def alpha_update(I, gain, e_prev, h_prev, m_prev, a, bta, tau, theta, reset, e, 
                 u[b, i] = x
 
 
-@numba.njit(cache=True)
-def lif_forward(W, U_prev, in_ids, in_spikes, alpha, c, theta1, U_out):
-    """The published sparse LIF (one configuration of ``leaky_update``): fill ``U_out[B, n]``
-    from ``U_prev`` and the input spike lists (ids, counts)."""
-    B, n = U_prev.shape
-    gather_rows(W, in_ids, in_spikes, U_out, False)
-    dt = U_out.dtype.type
-    gain = np.full(n, dt(c * (1 - alpha)), dtype=U_out.dtype)
-    decay = np.full(n, dt(alpha), dtype=U_out.dtype)
-    theta = np.full(n, dt(theta1), dtype=U_out.dtype)
-    leaky_update(U_out.copy(), gain, U_prev, decay, theta, ZERO, False, True, U_out, U_out)
-
-
-def tau_alpha(a, b):
-    """snnTorch's ``tau_alpha = ln(alpha) / (ln(beta) - ln(alpha)) + 1``."""
-    return np.log(a) / (np.log(b) - np.log(a)) + 1
-
-
 # ---- cost ------------------------------------------------------------------------------
 # Instruction counts of the worker loop, per sample (see docs/cost-model.md):
 SAMPLE_OVERHEAD = 10  # load list pointer and counts, set up U/history pointers, loop

@@ -2,20 +2,24 @@
 import numpy as np
 import pytest
 
-from kernels import bptt, lif, loss, reduce, spikes
+from kernels import bptt, lif, loss, reduce, spikes, surrogate
 from kernels.optim import adam_step, sgd_step
 from kernels.tile import worker_of_sample
 
 
-def test_lif_forward_matches_equation():
+def test_published_lif_forward_matches_equation():
+    """gather_rows + leaky_update in the published configuration (zero reset, gain c(1 - alpha))."""
     rng = np.random.default_rng(0)
     B, n_in, n, K = 5, 30, 9, 6
     W = rng.standard_normal((n_in, n)).astype(np.float32)
     U_prev = (rng.random((B, n)) * 2).astype(np.float32)
     ids = rng.integers(0, n_in, (B, K)).astype(np.int32)
     cnt = np.array([0, 1, 3, 6, 2])
+    I_sum = np.empty_like(U_prev)
+    lif.gather_rows(W, ids, cnt, I_sum, False)
     out = np.empty_like(U_prev)
-    lif.lif_forward(W, U_prev, ids, cnt, np.float32(0.9), np.float32(10), np.float32(1), out)
+    full = lambda v: np.full(n, v, np.float32)  # noqa: E731
+    lif.leaky_update(I_sum, full(10 * (1 - 0.9)), U_prev, full(0.9), full(1), lif.ZERO, False, True, out, out)
     I = np.stack([W[ids[b, :cnt[b]]].sum(axis=0) for b in range(B)])
     expect = 0.9 * U_prev * (U_prev <= 1) + 10 * (1 - 0.9) * I
     np.testing.assert_allclose(out, expect, rtol=1e-5, atol=1e-6)
@@ -69,7 +73,9 @@ def test_spike_lists_random_policy_is_uniform_and_seeded():
     assert np.array_equal(ids, again) and not np.array_equal(ids, other)
 
 
-def test_surrogate_scatter_matches_equation():
+def test_published_lif_backward_matches_equation():
+    """leaky_backward in the published configuration: carry dU by alpha, add SuperSpike
+    surrogate gradients of the listed ids, dI = c (1 - alpha) dU."""
     rng = np.random.default_rng(1)
     B, n, K = 4, 7, 3
     dU = rng.standard_normal((B, n))
@@ -83,8 +89,13 @@ def test_surrogate_scatter_matches_equation():
             j = ids[b, k]
             expect[b, j] += dS[b, k] / (10 * abs(U_t[b, j] - 1) + 1) ** 2
     dI = np.empty_like(dU)
-    bptt.surrogate_scatter(dU, dS, ids, listed, U_t, 0.95, 10.0, 1.0, 10.0, dI)
-    np.testing.assert_allclose(dU, expect, rtol=1e-12)
+    dm = 0.95 * dU  # dU carries alpha dL/dU[t+1]: leaky_backward's dm after its step at t+1
+    zeros, du = np.zeros_like(dU), np.empty_like(dU)
+    full = lambda v: np.full(n, float(v))  # noqa: E731
+    bptt.leaky_backward(dm, dS, ids, listed, zeros, U_t, zeros, full(10 * 0.05), full(1), full(1), lif.ZERO,
+                        False, True, False, surrogate.SUPERSPIKE, 10.0, 0.0, du, zeros.copy(), dI, np.zeros(n),
+                        np.zeros(n))
+    np.testing.assert_allclose(du, expect, rtol=1e-12)
     np.testing.assert_allclose(dI, 10 * 0.05 * expect, rtol=1e-12)
 
 

@@ -55,12 +55,11 @@ def test_dense_capacity_float64_is_exact():
 
 def _masks_from_run(run, net, T, B):
     """Rebuild the dense masks that the chip's spike lists imply."""
-    src = run.source
     masks_spk, masks_list = [], []
     for l in range(len(net.sizes)):
         n = net.sizes[l]
-        ids = src.ids[l]
-        kept, listed = src.stats.kept[l], src.stats.listed[l]
+        ids = run.lists[l]
+        kept, listed = run.stats.kept[l], run.stats.listed[l]
         k = np.arange(ids.shape[2])
         spk = np.zeros((T, B, n), bool)
         lst = np.zeros((T, B, n), bool)

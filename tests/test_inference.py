@@ -29,7 +29,7 @@ def test_inference_is_the_training_forward_pass(build):
     train = mimdsim.simulate(net, CHIP, inputs=x, labels=y, seed=3)
     infer = mimdsim.simulate(net, CHIP, inputs=x, labels=y, seed=3, training=False)
     assert infer.loss == train.loss and infer.grads is None and infer.param_grads is None
-    np.testing.assert_array_equal(infer.source.counts, train.source.counts)
+    np.testing.assert_array_equal(infer.counts, train.counts)
     rt, ri = train.report, infer.report
     assert ri.cycles["forward"] == rt.cycles["forward"] and ri.cycles["io"] == rt.cycles["io"]
     assert sum(ri.cycles["backward"].values()) == 0 and sum(ri.cycles["update"].values()) == 0

@@ -51,7 +51,7 @@ def test_one_step_equals_simulate_with_the_same_seeds(tiny):
     e = res.final
     assert e.loss == run.loss and e.steps == 1
     assert e.chip_seconds == run.report.seconds_per_step
-    assert e.train_accuracy == np.mean(np.argmax(run.source.counts, 1) == small.train.labels[sel])
+    assert e.train_accuracy == np.mean(np.argmax(run.counts, 1) == small.train.labels[sel])
     assert e.dropped_spikes == [ly["dropped_spikes"] for ly in run.report.layers]
     assert e.activity == pytest.approx([ly["activity"] for ly in run.report.layers])
     g = estimate(net, "a100-40gb", timesteps=tiny.timesteps, batch_size=B, strategy="fused", optimizer="sgd")
@@ -96,7 +96,7 @@ def test_evaluate_matches_the_chip_counts(tiny):
     assert counts.shape == (len(tiny.test), 4)
     x = tiny.test.spikes(np.arange(16))
     run = mimdsim.simulate(net, CHIP, inputs=x, labels=tiny.test.labels[:16], seed=0)
-    np.testing.assert_array_equal(counts[:16], run.source.counts)
+    np.testing.assert_array_equal(counts[:16], run.counts)
     assert acc == np.mean(np.argmax(counts, 1) == tiny.test.labels)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 
 
 def _runs(timeline):
@@ -96,8 +95,8 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
             # the phase slice must enclose its supersteps: insert it before them
             events.append({"ph": "X", "name": key, "ts": round(phase_start, 4), "dur": round(now - phase_start, 4),
                            "pid": 0, "tid": 0, "args": {"loop": True}})
-    if run is not None and getattr(run, "source", None) is not None:
-        st = run.source.stats
+    if run is not None and getattr(run, "stats", None) is not None:
+        st = run.stats
         # counter values at the start of each forward step
         t_us, now2 = {}, 0.0
         for rec in timeline:

@@ -287,7 +287,7 @@ def evaluate(net, chip, spikes, *, batch_size, seed=0, neurons_per_tile=None, re
         sel = idx[k * batch_size:(k + 1) * batch_size]
         run = simulate(net, chip, inputs=spikes.spikes(sel), labels=spikes.labels[sel], seed=seed + k,
                        neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0, training=False)
-        counts[k * batch_size:(k + 1) * batch_size] = run.source.counts
+        counts[k * batch_size:(k + 1) * batch_size] = run.counts
         batch_losses.append(run.loss)
     counts = counts[:n]
     loss = _loss_from_counts(net, counts, spikes.labels, spikes.timesteps)
@@ -406,7 +406,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
                                seed=int(rng.integers(2 ** 31)), **sim_kw)
                 step += 1
                 loss_sum += run.loss
-                correct += int(np.count_nonzero(predictions(net, run.source.counts) == y))
+                correct += int(np.count_nonzero(predictions(net, run.counts) == y))
                 tally.add(run.report)
                 chip_s += run.report.seconds_per_step
                 g = gpu_timer.seconds(run.report)

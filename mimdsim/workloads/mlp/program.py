@@ -27,6 +27,7 @@ from ...arch import as_system
 from ...engine import run_program
 from ...errors import ConfigError, OutOfTileMemory
 from ...program import HOST, Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
+from ...report import Report
 from ...report.bottleneck import bottleneck_notes
 from ..kalman.program import _choice, _int
 
@@ -160,7 +161,6 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
     if n_tiles > system.tiles:
         raise ConfigError(f"tiles={n_tiles} but {system.name} has {system.tiles} tiles; pass tiles <= {system.tiles}")
     tile = amp.AmpTile.of(system.chip)
-    e = BYTES[precision]
     L = len(sizes) - 1
     share = system.chip.sram_per_tile / L
     n_micro, plans = 1, None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,23 +20,35 @@ from ...program import Program
 from ...report import Report
 from ...snn import Network
 from .lower import check_fits, compile_program
-from .source import ExecutionSource, RateSource
+from .source import ExecutionSource, RateSource, SpikeStats
 
 
 @dataclass
 class Run:
+    """One simulated step: the report, and what the step computed.
+
+    ``stats``: per-layer spike counters over ``[T, B]`` (both modes). Execution-driven runs
+    also give ``loss``, ``grads`` (shaped like ``net.weights``; None for inference),
+    ``param_grads`` (per layer: weight, bias, recurrent, recurrent_bias, beta, threshold),
+    ``counts`` (output spikes per sample and neuron, ``[B, n_out]``), ``lists`` (per layer the
+    sent spike ids ``[T, B, K]``, valid up to ``stats.listed``) and :attr:`traces`.
+    """
+
     report: Report
+    program: Program
+    stats: SpikeStats
     loss: float | None = None
-    grads: list | None = None  # shaped like net.weights
-    program: object = None
-    source: object = None
-    param_grads: list | None = None  # per layer: weight, bias, recurrent, recurrent_bias, beta, threshold
+    grads: list | None = None
+    param_grads: list | None = None
+    counts: np.ndarray | None = None
+    lists: list | None = None
+    _source: object = field(default=None, repr=False)
 
     @property
     def traces(self) -> list | None:
         """Execution-driven runs: per neuron layer ``mem``, ``spk`` (``[T, B, n]``) and the
         synaptic states, as snnTorch's neurons return them."""
-        return self.source.traces() if self.source is not None and hasattr(self.source, "traces") else None
+        return self._source.traces() if isinstance(self._source, ExecutionSource) else None
 
 
 def _per_layer(name, value, count):
@@ -164,8 +176,10 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                 "spike lists overflowed: " + ", ".join(f"layer {l}: {d} spikes dropped" for l, d in over)
                 + "; raise the capacity (max_activity) of those layers or run with strict=False")
     grads = execution and training
-    return Run(report=report, loss=source.loss, grads=source.grads if grads else None,
-               program=program, source=source, param_grads=source.param_grads if grads else None)
+    return Run(report=report, program=program, stats=source.stats, loss=source.loss,
+               grads=source.grads if grads else None, param_grads=source.param_grads if grads else None,
+               counts=source.counts if execution else None, lists=source.ids if execution else None,
+               _source=source)
 
 
 def layer_statistics(program: Program, stats) -> list[dict]:

@@ -18,8 +18,10 @@ from kernels.tile import worker_of_sample
 from ...program import Program, VertexSet
 
 
-class _Stats:
-    """Per-layer counters over [T, B]: spikes before truncation, kept, listed, drops."""
+class SpikeStats:
+    """Per-layer counters over [T, B] (layer 0 is the input): spikes before truncation to the
+    list capacity, kept (sent) spikes, listed ids (spikes and gradient candidates), dropped
+    spikes and dropped candidates."""
 
     def __init__(self, T, B, L):
         z = lambda: [np.zeros((T, B), dtype=np.int64) for _ in range(L + 1)]  # noqa: E731
@@ -46,7 +48,7 @@ class _Source:
         self.chunk = plan.scan_chunk
         self.delay = plan.delay
         self.specs = plan.structure.layers
-        self.stats = _Stats(self.T, self.B, self.L)
+        self.stats = SpikeStats(self.T, self.B, self.L)
         self.loss = None
         self.grads = None
 
