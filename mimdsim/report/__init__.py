@@ -1,4 +1,5 @@
-"""Reports: one schema for MIMD chips, GPU models and systolic arrays; tables and JSON."""
+"""Reports: one schema for MIMD chips, GPU models and systolic arrays; tables and JSON; comparisons."""
+from .comparison import Comparison
 from .report import KINDS, PHASES, JsonOutput, Report, empty_cycles
 
-__all__ = ["Report", "JsonOutput", "KINDS", "PHASES", "empty_cycles"]
+__all__ = ["Report", "JsonOutput", "Comparison", "KINDS", "PHASES", "empty_cycles"]

@@ -20,7 +20,8 @@ KIND_COLOURS = {"compute": "#4c72b0", "exchange": "#dd8452", "sync": "#55a868", 
                 "launch": "#8172b3", "array": "#4c72b0", "vector": "#64b5cd", "dram": "#937860"}
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend (a ConfigError naming the install if it is missing)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -39,7 +40,8 @@ def tile_grid(values: np.ndarray, tiles_per_chip: int) -> np.ndarray:
     return grid.reshape(chips * rows, TILE_COLUMNS)
 
 
-def _save(fig, folder, stem) -> list[str]:
+def save_figure(fig, folder, stem) -> list[str]:
+    """Write ``fig`` as ``folder/stem.png`` and ``.svg``; return the paths."""
     paths = []
     for ext in ("png", "svg"):
         p = os.path.join(folder, f"{stem}.{ext}")
@@ -49,7 +51,7 @@ def _save(fig, folder, stem) -> list[str]:
 
 
 def heatmap(folder, stem, values, tiles_per_chip, title, label, limit=None) -> list[str]:
-    plt = _pyplot()
+    plt = pyplot()
     grid = tile_grid(np.asarray(values, dtype=float), tiles_per_chip)
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.22 * grid.shape[0]))
     im = ax.imshow(grid, cmap="viridis", aspect="auto", interpolation="nearest",
@@ -59,14 +61,14 @@ def heatmap(folder, stem, values, tiles_per_chip, title, label, limit=None) -> l
     ax.set_xlabel("tile column")
     ax.set_ylabel("tile row (chips top to bottom)")
     ax.set_title(title)
-    paths = _save(fig, folder, stem)
+    paths = save_figure(fig, folder, stem)
     plt.close(fig)
     return paths
 
 
 def phase_bars(folder, stem, reports, title) -> list[str]:
     """Stacked seconds by kind for each phase; one group of bars per report."""
-    plt = _pyplot()
+    plt = pyplot()
     phases = ["io", "forward", "backward", "update"]
     fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(reports), 4))
     width = 0.8 / len(phases)
@@ -89,7 +91,7 @@ def phase_bars(folder, stem, reports, title) -> list[str]:
     ax.set_ylabel("ms per training step")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    paths = _save(fig, folder, stem)
+    paths = save_figure(fig, folder, stem)
     plt.close(fig)
     return paths
 
@@ -109,7 +111,7 @@ def plot_run(folder, run, gpu_reports=()) -> list[str]:
 
 def speedup_curves(path_stem, x, curves: dict, xlabel, title, log=True) -> list[str]:
     """``curves``: label -> y values over ``x`` (e.g. speedup per strategy over activity)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, y in curves.items():
         ax.plot(x, y, marker="o", label=label)
@@ -122,6 +124,6 @@ def speedup_curves(path_stem, x, curves: dict, xlabel, title, log=True) -> list[
     ax.set_title(title)
     ax.legend(fontsize=8)
     folder, stem = os.path.split(path_stem)
-    paths = _save(fig, folder or ".", stem)
+    paths = save_figure(fig, folder or ".", stem)
     plt.close(fig)
     return paths

@@ -154,6 +154,57 @@ def _neuron_spec(name, node, dt, n):
     return NeuronSpec(**kw), bias_offset, {}
 
 
+def _chain(nodes, edges):
+    """The layer chain of a flattened graph: its nodes in order from the Input to the Output,
+    and each neuron's recurrent weight node (neuron -> weight -> neuron, a cycle of two).
+
+    The graph (of the nodes the Input reaches) may hold no other cycle; with the recurrent
+    weight nodes taken out it is acyclic, and its topological order must be a chain: every
+    node up to the Output leads to exactly one next node.
+    """
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    for a, b in edges:
+        if a not in nodes or b not in nodes:
+            raise ConfigError(f"NIR edge ({a!r}, {b!r}) names a node that does not exist")
+        g.add_edge(a, b)
+    kind = {n: type(v).__name__ for n, v in nodes.items()}
+    inputs = [n for n in nodes if kind[n] == "Input"]
+    if len(inputs) != 1:
+        raise UnsupportedModel(f"the graph has {len(inputs)} Input nodes; mimdsim needs exactly one")
+    g = g.subgraph(nx.descendants(g, inputs[0]) | {inputs[0]}).copy()
+    recurrent = {}
+    for cycle in nx.simple_cycles(g):
+        neuron = next((n for n in cycle if kind[n] in NEURONS), None)
+        if neuron is None or len(cycle) > 2:
+            raise UnsupportedModel(f"the graph has the cycle {' -> '.join(cycle + cycle[:1])}; mimdsim imports "
+                                   f"recurrence only as a neuron in a cycle with one Affine or Linear node")
+        other = cycle[cycle.index(neuron) - 1]  # the neuron itself in a self-loop
+        if kind[other] not in WEIGHTS:
+            raise UnsupportedModel(f"node {other!r} ({kind[other]}) closes a cycle with {neuron!r}; recurrence "
+                                   f"must go through an Affine or Linear node")
+        if neuron in recurrent:
+            raise UnsupportedModel(f"node {neuron!r} ({kind[neuron]}) is in cycles with {recurrent[neuron]!r} and "
+                                   f"{other!r}; mimdsim takes one recurrent weight node per neuron layer")
+        recurrent[neuron] = other
+    g.remove_nodes_from(recurrent.values())
+    g = g.subgraph(nx.descendants(g, inputs[0]) | {inputs[0]})
+    chain = []
+    for cur in nx.topological_sort(g):
+        chain.append(cur)
+        if kind[cur] == "Output":
+            break
+        nxt = list(g.successors(cur))
+        if not nxt:
+            raise UnsupportedModel(f"node {cur!r} ({kind[cur]}) leads nowhere; the chain must end in an Output node")
+        if len(nxt) > 1:
+            raise UnsupportedModel(f"node {cur!r} ({kind[cur]}) branches to {nxt}; mimdsim imports feed-forward "
+                                   f"chains (with recurrent cycles) only")
+    return chain, recurrent
+
+
 def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=None, delay=None, loss=None,
              num_classes=None, dtype=np.float32) -> Network:
     """A mimdsim Network from a NIR graph or ``.nir`` file (forward Euler with step ``dt``).
@@ -173,31 +224,12 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
         if kind not in SUPPORTED:
             raise UnsupportedModel(f"node {name!r} has type {kind}, which mimdsim cannot simulate; supported: "
                                    f"{', '.join(k for k in SUPPORTED if k != 'NIRGraph')}")
-    succ, pred = {}, {}
-    for a, b in edges:
-        if a not in nodes or b not in nodes:
-            raise ConfigError(f"NIR edge ({a!r}, {b!r}) names a node that does not exist")
-        succ.setdefault(a, []).append(b)
-        pred.setdefault(b, []).append(a)
-    inputs = [n for n, v in nodes.items() if type(v).__name__ == "Input"]
-    if len(inputs) != 1:
-        raise UnsupportedModel(f"the graph has {len(inputs)} Input nodes; mimdsim needs exactly one")
-    layers, learned, cur, seen = [], [], inputs[0], set()
-    n_in = int(np.prod(list(nodes[cur].input_type.values())[0]))
+    chain, recurrent = _chain(nodes, edges)
+    layers, learned = [], []
+    n_in = int(np.prod(list(nodes[chain[0]].input_type.values())[0]))
     sizes = [n_in]
     W = b = None
-    while True:
-        nxt = [s for s in succ.get(cur, []) if s not in seen]
-        if type(nodes[cur]).__name__ in NEURONS:  # drop the recurrent weight of a cycle
-            nxt = [s for s in nxt if cur not in succ.get(s, [])]
-        if len(nxt) != 1:
-            if not nxt:
-                raise UnsupportedModel(f"node {cur!r} ({type(nodes[cur]).__name__}) leads nowhere; the chain must "
-                                       f"end in an Output node")
-            raise UnsupportedModel(f"node {cur!r} ({type(nodes[cur]).__name__}) branches to {nxt}; mimdsim "
-                                   f"imports feed-forward chains (with recurrent cycles) only")
-        seen.add(cur)
-        cur = nxt[0]
+    for cur in chain[1:]:
         node = nodes[cur]
         kind = type(node).__name__
         if kind in WEIGHTS:
@@ -223,17 +255,13 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
             spec, leak, params = _neuron_spec(cur, node, float(dt), n)
             if leak is not None:
                 b = (np.zeros(n) if b is None else b) + leak
-            rec = [s for s in succ.get(cur, []) if cur in succ.get(s, [])]
             V = Vb = None
-            if rec:
-                wn = nodes[rec[0]]
-                if type(wn).__name__ not in WEIGHTS:
-                    raise UnsupportedModel(f"node {rec[0]!r} ({type(wn).__name__}) closes a cycle with {cur!r}; "
-                                           f"recurrence must go through an Affine or Linear node")
+            if cur in recurrent:
+                wn = nodes[recurrent[cur]]
                 w = np.asarray(wn.weight, dtype=np.float64)
                 if w.shape != (n, n):
-                    raise ConfigError(f"recurrent node {rec[0]!r} has weight shape {w.shape}; {cur!r} has {n} "
-                                      f"neurons, so it needs [{n}, {n}]")
+                    raise ConfigError(f"recurrent node {recurrent[cur]!r} has weight shape {w.shape}; {cur!r} has "
+                                      f"{n} neurons, so it needs [{n}, {n}]")
                 vb = np.asarray(wn.bias, dtype=np.float64) if type(wn).__name__ == "Affine" else None
                 meta_rec = spec.recurrence
                 if meta_rec == "one-to-one" or (meta_rec == "none" and vb is None and
@@ -243,7 +271,6 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
                 else:
                     spec = spec.replace(recurrence="all-to-all")
                     V, Vb = w.T.copy(), (np.zeros(n) if vb is None else vb)
-                seen.add(rec[0])
             layers.append((spec, W, b, V, Vb))
             learned.append(params)
             sizes.append(n)

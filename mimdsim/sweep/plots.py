@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ..report.plots import _pyplot, _save
+from ..report.plots import pyplot, save_figure
 
 
 def metrics(rec) -> dict:
@@ -16,7 +16,7 @@ def metrics(rec) -> dict:
 
 
 def plot_sweep(sweep, records, folder) -> list[str]:
-    plt = _pyplot()
+    plt = pyplot()
     os.makedirs(folder, exist_ok=True)
     ok = [r for r in records if r.get("status") == "ok"]
     if not ok:
@@ -36,7 +36,7 @@ def plot_sweep(sweep, records, folder) -> list[str]:
         ax.set_xlabel(axes[0])
         ax.legend(fontsize=8)
         ax.set_title(os.path.basename(sweep.path) + note)
-        paths += _save(fig, folder, "sweep")
+        paths += save_figure(fig, folder, "sweep")
         plt.close(fig)
         return paths
     xs = sorted({r["params"][axes[0]] for r in ok})
@@ -60,6 +60,6 @@ def plot_sweep(sweep, records, folder) -> list[str]:
         ax.set_ylabel(axes[1])
         fig.colorbar(im, ax=ax).set_label(name)
         ax.set_title(name + note, fontsize=9)
-        paths += _save(fig, folder, f"sweep_{i}")
+        paths += save_figure(fig, folder, f"sweep_{i}")
         plt.close(fig)
     return paths

@@ -1,0 +1,118 @@
+"""``Comparison``: the MIMD chip's report beside other architectures' reports, with the ratio.
+
+One class for every comparison: the SNN training step (:func:`mimdsim.compare`: GPU strategies
+and optionally a systolic array) and one run of a workload (``compare_kalman``, ``compare_mlp``:
+GPU strategies and optionally a CPU). Every column is a :class:`Report`, so the speedup, the
+JSON and the table are computed here once, from the reports alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .report import PHASES, JsonOutput, Report
+
+TF32_NOTE = ("  note: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
+             "cores for float32 matmuls on Ampere and later: try --precision tf32 (docs/validation.md)")
+
+
+@dataclass
+class Comparison(JsonOutput):
+    """The MIMD chip's Report and the other columns' Reports; speedup is MIMD throughput over each.
+
+    ``others`` maps a column's key to its Report, in table order: the GPU strategies by name
+    (platform ``"gpu"``), then ``"systolic"`` or ``"cpu"``; the same keys name the speedups.
+    ``refused`` maps a GPU strategy whose model does not fit to the reason (no column, no
+    speedup). ``unit`` says what ``samples_per_second`` counts (``"tracks/s"`` for the Kalman
+    fit). ``workload`` is ``"snn"`` for a training step, whose MIMD :class:`~mimdsim.Run`
+    is ``run``, or ``"kalman"`` / ``"mlp"`` for one run of that workload.
+    """
+
+    mimd: Report
+    others: dict = field(default_factory=dict)  # key -> Report (GPU strategy, "systolic", "cpu")
+    refused: dict = field(default_factory=dict)  # GPU strategy -> reason (e.g. does not fit)
+    unit: str = "samples/s"
+    workload: str = "snn"
+    run: object = None  # the SNN step's mimdsim.Run (report, loss, grads)
+
+    @property
+    def gpu(self) -> dict:
+        """GPU strategy -> Report."""
+        return {k: r for k, r in self.others.items() if r.platform == "gpu"}
+
+    @property
+    def systolic(self) -> Report | None:
+        return self.others.get("systolic")
+
+    @property
+    def cpu(self) -> Report | None:
+        return self.others.get("cpu")
+
+    @property
+    def speedup(self) -> dict:
+        """MIMD throughput over each other column's (keys as in ``others``)."""
+        return {k: self.mimd.samples_per_second / r.samples_per_second for k, r in self.others.items()}
+
+    def to_dict(self) -> dict:
+        # The SNN step's JSON has no workload and unit keys (it is samples/s) and always a
+        # refused one; a workload's lists refusals only if there are any.
+        snn = self.workload == "snn"
+        d = {} if snn else {"workload": self.workload, "unit": self.unit}
+        d.update(mimd=self.mimd.to_dict(), gpu={k: r.to_dict() for k, r in self.gpu.items()}, speedup=self.speedup)
+        if snn or self.refused:
+            d["refused"] = self.refused
+        d.update({k: r.to_dict() for k, r in self.others.items() if r.platform != "gpu"})
+        return d
+
+    def _title(self) -> str:
+        m = self.mimd
+        if self.workload != "snn":
+            return f"{m.model}, {m.batch_size:,} {self.unit.split('/')[0]} per run"
+        gpu = list(self.gpu.values())
+        return (f"{m.model}, T={m.timesteps}, B={m.batch_size}, MIMD {m.mode}"
+                + (f", GPU precision {gpu[0].placement['precision']}" if gpu else ""))
+
+    def format(self) -> str:
+        """The columns side by side: throughput, time, phases, kinds, memory, bound, speedup."""
+        snn = self.workload == "snn"
+        # a CPU column is headed by its cores (its mode); the others by their key
+        cols = [("MIMD " + self.mimd.architecture, self.mimd)] + \
+               [(f"{r.architecture} {r.mode if r.platform == 'cpu' else k}", r) for k, r in self.others.items()]
+        w = max(16, *(len(c) + 2 for c, _ in cols))
+        lines = [f"mimdsim compare: {self._title()}", "", f"  {'':<22}" + "".join(f"{c:>{w}}" for c, _ in cols)]
+
+        def row(label, fn):
+            lines.append(f"  {label:<22}" + "".join(f"{fn(r):>{w}}" for _, r in cols))
+
+        row(self.unit, lambda r: f"{r.samples_per_second:,.0f}")
+        row("seconds/step" if snn else "seconds/run", lambda r: f"{r.seconds_per_step:.3e}")
+        for phase in [p for p in PHASES if any(r.phase_seconds().get(p) for _, r in cols)]:  # time spent
+            row(f"  {phase} (ms)", lambda r, p=phase: f"{r.phase_seconds().get(p, 0.0) * 1e3:,.3f}"
+                if p in r.cycles else "-")
+        kinds = []
+        for _, r in cols:
+            kinds += [k for k in r.kinds if k not in kinds]
+        for k in kinds:
+            row(f"  {k} share", lambda r, k=k: f"{100 * r.kind_totals().get(k, 0.0) / r.total_cycles:.1f}%"
+                if k in r.kinds else "-")
+        row("memory", _memory)
+        if any("bound" in r.placement for _, r in cols):
+            row("bound", lambda r: r.placement.get("bound", "-"))
+        lines.append(f"  {'speedup MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
+                     + "".join(f"{v:>{w - 1}.2f}x" for v in self.speedup.values()))
+        lines += [f"  {s}: refused: {why}" for s, why in self.refused.items()]
+        if snn:
+            if "fp32" in {r.placement["precision"] for r in self.gpu.values()}:
+                lines.append(TF32_NOTE)
+        else:
+            lines += [f"  note ({name}): {n}" for name, r in cols for n in r.notes[:3]]
+        return "\n".join(lines)
+
+
+def _memory(r: Report) -> str:
+    """The fullest tile (MIMD) or the device memory (GPU), with the share of the limit."""
+    m = r.memory
+    if "max_tile_bytes" in m:
+        return f"{m['max_tile_bytes'] / 1024:,.0f} KiB/tile ({100 * m['max_tile_bytes'] / m['tile_bytes_limit']:.0f}%)"
+    if "device_bytes" in m:
+        return f"{m['device_bytes'] / 2**30:,.2f} GiB ({100 * m['device_bytes'] / m['device_bytes_limit']:.0f}%)"
+    return "-"
