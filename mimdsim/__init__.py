@@ -9,8 +9,9 @@ from .compare import Comparison, compare
 from .errors import (CapacityOverflow, ConfigError, MimdsimError, OutOfDeviceMemory, OutOfTileMemory,
                      UnsupportedModel)
 from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_gemm_cycles(...)
-from .gpu import GpuSpec, SystolicSpec, systolic
-from .gpu import gpu as gpu_spec
+from .arch import GpuSpec
+from .arch import gpu as gpu_spec
+from .gpu import SystolicSpec, systolic
 from .optim import SGD, Adam
 from .simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)

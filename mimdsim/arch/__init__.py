@@ -1,4 +1,6 @@
-"""Hardware specifications (chips, systems). Knows no model."""
+"""Hardware specifications (chips, systems, GPUs) with presets. Knows no model."""
 from .chip import PRESETS, ChipSpec, SystemSpec, as_system, chip, chip_description, system
+from .gpu import GpuSpec, gpu, gpu_description
 
-__all__ = ["ChipSpec", "SystemSpec", "PRESETS", "chip", "chip_description", "system", "as_system"]
+__all__ = ["ChipSpec", "SystemSpec", "PRESETS", "chip", "chip_description", "system", "as_system",
+           "GpuSpec", "gpu", "gpu_description"]

@@ -14,11 +14,11 @@ The result is a :class:`~mimdsim.report.Report` with the MIMD chip's schema.
 """
 from __future__ import annotations
 
+from ..arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ..errors import ConfigError, OutOfDeviceMemory
 from ..report import Report, empty_cycles
 from ..snn.network import describe_sizes
 from .kernels import STRATEGIES, Kernel, check_step, device_memory, training_step_kernels
-from .spec import PRECISIONS, GpuSpec, gpu as gpu_spec
 
 GPU_KINDS = ("compute", "launch")
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from kernels import kalman as kk
 
+from ..arch.gpu import GpuSpec, gpu as gpu_spec
 from ..errors import ConfigError
 from ..report import Report, empty_cycles
 from .estimate import kernel_seconds
 from .kernels import Kernel
-from .spec import GpuSpec, gpu as gpu_spec
 
 KALMAN_STRATEGIES = ("fused", "per-op")
 WORKLOAD_KINDS = ("compute", "launch", "host")
