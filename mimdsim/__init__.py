@@ -9,9 +9,8 @@ from .compare import Comparison, compare
 from .errors import (CapacityOverflow, ConfigError, MimdsimError, OutOfDeviceMemory, OutOfTileMemory,
                      UnsupportedModel)
 from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_gemm_cycles(...)
-from .arch import GpuSpec
+from .arch import GpuSpec, SystolicSpec, systolic
 from .arch import gpu as gpu_spec
-from .gpu import SystolicSpec, systolic
 from .optim import SGD, Adam
 from .simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)

@@ -11,10 +11,11 @@ cycles by which DRAM traffic exceeds them (``dram``).
 """
 from __future__ import annotations
 
+from ..arch.systolic import SystolicSpec, systolic
 from ..report import Report, empty_cycles
 from ..snn.network import describe_sizes
 from .kernels import check_step, training_step_kernels
-from .systolic import SystolicSpec, systolic, systolic_gemm_cycles
+from .systolic import systolic_gemm_cycles
 
 SYSTOLIC_KINDS = ("array", "vector", "dram")
 
