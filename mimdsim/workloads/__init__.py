@@ -2,8 +2,8 @@
 MIMD chip, with GPU and CPU estimates of the same work (``reference/algorithms.md`` §4;
 docs/workloads.md)."""
 from .compare import WORKLOADS, WorkloadComparison, compare_kalman, compare_mlp
-from .cpu import CpuSpec, cpu
 from .cpu import kalman_estimate as cpu_kalman
+from ..arch.cpu import CpuSpec, cpu  # the hardware spec, re-exported; binds the name cpu to the function
 from .kalman import KalmanRun, kalman, synthetic_tracks
 from .mlp import MlpRun, mlp
 
