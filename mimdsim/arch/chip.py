@@ -162,12 +162,8 @@ DESCRIPTIONS = {
     "bow": "Graphcore Bow IPU (GC200 die, wafer-on-wafer power, 1.85 GHz)",
 }
 
-
 CHIPS = Family(ChipSpec, kind="chip", maker="chip", presets=PRESETS, descriptions=DESCRIPTIONS)
-
-
-def chip_description(name: str) -> str:
-    return CHIPS.description(name)
+chip_description = CHIPS.description  # long name of a preset ("" if none)
 
 
 def chip(name: str | ChipSpec = "ipu-mk2", **overrides) -> ChipSpec:

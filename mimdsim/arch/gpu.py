@@ -199,10 +199,7 @@ DESCRIPTIONS = {
 }
 
 GPUS = Family(GpuSpec, kind="GPU", maker="gpu", presets=PRESETS, descriptions=DESCRIPTIONS)
-
-
-def gpu_description(name: str) -> str:
-    return GPUS.description(name)
+gpu_description = GPUS.description  # long name of a preset ("" if none)
 
 
 def gpu(name: str | GpuSpec = "a100-40gb", **overrides) -> GpuSpec:
