@@ -9,8 +9,8 @@ from .compare import Comparison, compare
 from .errors import (CapacityOverflow, ConfigError, MimdsimError, OutOfDeviceMemory, OutOfTileMemory,
                      UnsupportedModel)
 from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_gemm_cycles(...)
-from .gpu import GpuSpec, SystolicSpec, systolic
-from .gpu import gpu as gpu_spec
+from .arch import GpuSpec, SystolicSpec, systolic
+from .arch import gpu as gpu_spec
 from .optim import SGD, Adam
 from .workloads.snn.gpu import estimate as gpu_estimate
 from .workloads.snn.simulate import Run, simulate

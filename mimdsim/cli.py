@@ -54,16 +54,16 @@ def cmd_run(args) -> int:
 
 
 def cmd_gpus(args) -> int:
-    from .gpu import spec as gpu_spec
+    from .arch.gpu import PRESETS, gpu, gpu_description
 
     print(f"{'preset':<11}{'SMs':>5}{'clock':>10}{'FP32':>9}{'TF32':>9}{'FP16':>9}{'BF16':>9}"
           f"{'HBM':>9}{'HBM B/s':>11}{'L2':>8}  description")
-    for name in gpu_spec.PRESETS:
-        g = gpu_spec.gpu(name)
+    for name in PRESETS:
+        g = gpu(name)
         tf = lambda v: f"{v / 1e12:>6.1f} TF" if v else "     -   "  # noqa: E731
         print(f"{name:<11}{g.sms:>5}{g.clock_hz / 1e9:>6.2f} GHz{tf(g.fp32_flops)}{tf(g.tf32_flops)}"
               f"{tf(g.fp16_flops)}{tf(g.bf16_flops)}{g.hbm_bytes / 2**30:>5.0f} GiB{g.hbm_bytes_per_second / 1e12:>7.2f} TB/s"
-              f"{g.l2_bytes / 2**20:>5.0f} MiB  {gpu_spec.DESCRIPTIONS.get(name, '')}")
+              f"{g.l2_bytes / 2**20:>5.0f} MiB  {gpu_description(name)}")
     print("\nTensor-core figures are dense (no 2:4 sparsity). Sources in docs/gpu-model.md.")
     return 0
 

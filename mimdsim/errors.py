@@ -42,8 +42,3 @@ class OutOfTileMemory(MimdsimError):
             f"tile {tile} needs {used:,} B but has {limit:,} B of SRAM ({rows}). {hint}"
         )
 
-
-def check(condition: bool, message: str, error: type[MimdsimError] = ConfigError) -> None:
-    """Raise ``error(message)`` unless ``condition`` holds."""
-    if not condition:
-        raise error(message)

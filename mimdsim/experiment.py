@@ -95,16 +95,9 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
             close = difflib.get_close_matches(str(value), BY_KEY[key].choices, n=1) if BY_KEY[key].choices else []
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(f"{where(key)}: {e}{hint}")
-    if values["chip.set"]:
-        import dataclasses
-
-        from .arch import ChipSpec
-        fields = sorted(f.name for f in dataclasses.fields(ChipSpec) if f.name != "name")
-        for field in values["chip.set"]:
-            if field not in fields:
-                close = difflib.get_close_matches(field, fields, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f"; valid fields: {', '.join(fields)}"
-                raise ConfigError(f"{where('chip.set.' + field)}: unknown chip field {field!r}{hint}")
+    from .arch.chip import CHIPS
+    for field in values["chip.set"] or {}:  # named with its file and line before anything runs
+        CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
     base = os.path.dirname(os.path.abspath(path))
     for key in ("output.json", "output.csv", "output.plot", "output.trace"):
         if values[key] and not os.path.isabs(values[key]):

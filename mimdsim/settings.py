@@ -134,19 +134,16 @@ def _str_list(choices):
 
 def _field_value(text):
     """--set FIELD=VALUE for a ChipSpec field."""
-    import dataclasses
-    import difflib
-
-    from .arch import ChipSpec
+    from .arch.chip import CHIPS
+    from .errors import ConfigError
 
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"--set takes FIELD=VALUE, got {text!r}")
     key, value = text.split("=", 1)
-    fields = sorted(f.name for f in dataclasses.fields(ChipSpec) if f.name != "name")
-    if key.strip() not in fields:
-        close = difflib.get_close_matches(key.strip(), fields, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(fields)}"
-        raise argparse.ArgumentTypeError(f"unknown chip field {key.strip()!r}{hint}")
+    try:
+        CHIPS.check_fields([key.strip()])
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     try:
         num = float(value.replace("_", ""))
     except ValueError:

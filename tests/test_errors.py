@@ -156,4 +156,4 @@ def test_cli_rejects_bad_flags(capsys):
     assert "not a comma-separated list of integers" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["simulate", "--set", "tile_count=3"])
-    assert "unknown chip field 'tile_count'" in capsys.readouterr().err
+    assert "unknown chip field(s) ['tile_count']; valid fields: " in capsys.readouterr().err

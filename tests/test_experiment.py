@@ -76,7 +76,9 @@ def test_missing_file_and_preset_typos(tmp_path, capsys):
     assert "g.toml:4: unknown GPU 'a10'" in capsys.readouterr().err
     path = _write(tmp_path, '[chip.set]\nsram_per_tyle = 5\n', "s.toml")
     assert main(["run", path]) == 2
-    assert "s.toml:2: unknown chip field 'sram_per_tyle'; did you mean 'sram_per_tile'?" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "s.toml:2: unknown chip field(s) ['sram_per_tyle']; valid fields: " in err
+    assert "Did you mean 'sram_per_tyle' -> 'sram_per_tile'?" in err
 
 
 def test_key_lines_handles_tables_and_dotted_keys():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mimdsim import ConfigError
-from mimdsim.gpu.spec import DESCRIPTIONS, PRECISIONS, PRESETS, GpuSpec, gpu
+from mimdsim.arch.gpu import DESCRIPTIONS, PRECISIONS, PRESETS, GpuSpec, gpu
 
 KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
 
@@ -162,10 +162,10 @@ def test_bad_value_message_suggests_the_presets_own_value():
     (((1e9, 0.5), (16e9, 0.9), (0, 0.1)), "thresholds must strictly descend, but 1.6e\\+10 follows 1e\\+09"),
     (((1e9, 0.5), (1e9, 0.6), (0, 0.1)), "thresholds must strictly descend"),
     (((1e9, 0.5),), "ends at threshold 1e\\+09; it must end at threshold 0"),
-    (((1e9, 0.5), (0, 0.0)), "efficiency 0.0 must lie in \\(0, 1\\]"),
-    (((1e9, 1.5), (0, 0.1)), "efficiency 1.5 must lie in \\(0, 1\\]"),
-    (((1e9, math.nan), (0, 0.1)), "efficiency nan must lie in"),
-    (((-1.0, 0.5),), "threshold -1.0 must be a finite number >= 0"),
+    (((1e9, 0.5), (0, 0.0)), "efficiency=0.0 must be a finite number in \\(0, 1\\]"),
+    (((1e9, 1.5), (0, 0.1)), "efficiency=1.5 must be a finite number in \\(0, 1\\]"),
+    (((1e9, math.nan), (0, 0.1)), "efficiency=nan must be a finite number in"),
+    (((-1.0, 0.5),), "threshold=-1.0 must be a finite number >= 0"),
     (((1e9,), (0, 0.1)), "is not a \\(threshold, efficiency\\) pair"),
     (0.5, "must be a sequence of \\(threshold, efficiency\\) pairs"),
 ])
@@ -211,7 +211,7 @@ def test_v100_has_no_bf16_vector_arithmetic():
 
 @pytest.mark.parametrize("method", ["matrix_flops", "vector_flops", "bytes_per_element"])
 def test_unknown_precision(method):
-    with pytest.raises(ConfigError, match="unknown precision 'fp8'; choose one of fp32, tf32, fp16, bf16"):
+    with pytest.raises(ConfigError, match="precision='fp8' is not one of 'fp32', 'tf32', 'fp16', 'bf16'"):
         getattr(gpu(), method)("fp8")
     with pytest.raises(ConfigError, match="Did you mean 'fp16'"):
         getattr(gpu(), method)("FP16")
@@ -242,7 +242,7 @@ def test_efficiency_lookup_at_and_around_thresholds():
 
 @pytest.mark.parametrize("x", [-1, math.nan, "16e9", None])
 def test_efficiency_lookup_refuses_bad_sizes(x):
-    with pytest.raises(ConfigError, match="a size must be a number >= 0"):
+    with pytest.raises(ConfigError, match="efficiency lookup: size=.* must be a number >= 0"):
         gpu().efficiency(gpu().matrix_efficiency, x)
 
 

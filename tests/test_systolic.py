@@ -9,10 +9,10 @@ Notation: array R rows x C cols; GEMM C[M,N] = A[M,K] @ B[K,N].
 import numpy as np
 import pytest
 
+from mimdsim.arch.systolic import DATAFLOWS, SYSTOLIC_PRESETS, SystolicSpec, systolic
 from mimdsim.errors import ConfigError
 from mimdsim.gpu.systolic import (
-    DATAFLOWS, SYSTOLIC_PRESETS, SystolicSpec, gemm_utilization, systolic,
-    systolic_gemm_cycles, systolic_gemm_folds,
+    array_gemm_cycles, array_gemm_seconds, gemm_utilization, systolic_gemm_cycles, systolic_gemm_folds,
 )
 
 
@@ -158,7 +158,7 @@ def test_presets_build_and_describe():
     for name in SYSTOLIC_PRESETS:
         s = systolic(name)
         assert s.name == name and s.dataflow in DATAFLOWS
-        assert s.gemm_cycles(300, 200, 100) == systolic_gemm_cycles(
+        assert array_gemm_cycles(s, 300, 200, 100) == systolic_gemm_cycles(
             300, 200, 100, rows=s.rows, cols=s.cols, dataflow=s.dataflow)
     tpu = systolic("tpu-v1")
     assert (tpu.rows, tpu.cols, tpu.dataflow, tpu.clock_hz) == (256, 256, "ws", 700e6)
@@ -171,8 +171,8 @@ def test_overrides_and_seconds():
     s = systolic("tpu-v1", dataflow="os", rows=128)
     assert (s.rows, s.cols, s.dataflow) == (128, 256, "os")
     # os on 128x256: 1 fold, per fold 128 + 256 + K - 2; K = 1000 -> 1382 - 1
-    assert s.gemm_cycles(100, 200, 1000) == 1381
-    assert s.gemm_seconds(100, 200, 1000) == pytest.approx(1381 / 700e6)
+    assert array_gemm_cycles(s, 100, 200, 1000) == 1381
+    assert array_gemm_seconds(s, 100, 200, 1000) == pytest.approx(1381 / 700e6)
     assert systolic(s) is s
     assert systolic(s, cols=64).cols == 64
 
@@ -185,7 +185,7 @@ def test_overrides_and_seconds():
     (dict(m=np.array([4, 0, 2])), r"m=0 must be an integer >= 1"),
     (dict(rows=0), r"rows=0 must be an integer >= 1"),
     (dict(cols=-1), r"cols=-1 must be an integer >= 1"),
-    (dict(dataflow="rs"), r"dataflow='rs' is not a systolic dataflow; use one of 'os', 'ws', 'is'"),
+    (dict(dataflow="rs"), r"dataflow='rs' is not one of 'os', 'ws', 'is'; os: output stationary"),
     (dict(dataflow="WS"), r"dataflow='WS'"),
 ])
 def test_errors(kw, match):
@@ -196,7 +196,7 @@ def test_errors(kw, match):
 
 
 def test_spec_errors():
-    with pytest.raises(ConfigError, match=r"systolic 'tpu-v1': rows=0 must be an integer >= 1; pass e.g."):
+    with pytest.raises(ConfigError, match=r"systolic array 'tpu-v1': rows=0 must be an integer >= 1; pass e.g. systolic\('tpu-v1', rows=256\)"):
         systolic("tpu-v1", rows=0)
     with pytest.raises(ConfigError, match=r"dataflow='rs' is not one of 'os', 'ws', 'is'"):
         systolic("tpu-v1", dataflow="rs")
@@ -206,7 +206,7 @@ def test_spec_errors():
         systolic("tpu-v1", dram_bytes_per_second=float("inf"))
     with pytest.raises(ConfigError, match=r"unknown systolic array 'tpu-1'.*Did you mean 'tpu-v1'"):
         systolic("tpu-1")
-    with pytest.raises(ConfigError, match=r"unknown systolic field\(s\) \['tiles'\]"):
+    with pytest.raises(ConfigError, match=r"unknown systolic array field\(s\) \['tiles'\]"):
         systolic("tpu-v1", tiles=4)
     with pytest.raises(ConfigError, match=r"ifmap_sram_bytes=1.5"):
         SystolicSpec("x", 4, 4, "os", 1e9, 1.5, 1, 1, 1e9, 4.0)

@@ -1,4 +1,8 @@
-"""Hardware specifications (chips, systems). Knows no model."""
+"""Hardware specifications (chips, systems, GPUs, systolic arrays, CPUs) with presets. Knows no model."""
 from .chip import PRESETS, ChipSpec, SystemSpec, as_system, chip, chip_description, system
+from .cpu import CpuSpec, cpu
+from .gpu import GpuSpec, gpu, gpu_description
+from .systolic import SystolicSpec, systolic
 
-__all__ = ["ChipSpec", "SystemSpec", "PRESETS", "chip", "chip_description", "system", "as_system"]
+__all__ = ["ChipSpec", "SystemSpec", "PRESETS", "chip", "chip_description", "system", "as_system",
+           "GpuSpec", "gpu", "gpu_description", "SystolicSpec", "systolic", "CpuSpec", "cpu"]

@@ -7,10 +7,11 @@ parameters with a documented default, never hidden constants.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..validate import check_int
+from .presets import Family
 
 KiB = 1024
 # PCIe payload bandwidth per direction: GT/s x lanes x 128b/130b encoding / 8 bits.
@@ -60,29 +61,15 @@ class ChipSpec:
     run_launch_s: float = 192e-6
 
     def __post_init__(self) -> None:
-        ints = {
-            "tiles": 1, "sram_per_tile": 1, "workers": 1, "simd_fp32": 1, "simd_fp16": 1,
-            "load_bytes": 1, "sram_bank_bytes": 1, "amp_flops_fp32": 1, "amp_flops_fp16": 1,
-            "exchange_latency_cycles": 0, "exchange_phase_overhead_cycles": 0,
-            "sync_cycles": 0, "global_sync_cycles": 0, "vertex_launch_cycles": 0,
-        }
-        for name, low in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ConfigError(
-                    f"chip {self.name!r}: {name}={v!r} must be an integer >= {low}; "
-                    f"pass e.g. chip({self.name!r}, {name}={max(low, 1)})")
-        floats = ("clock_hz", "exchange_send_bytes_per_cycle", "exchange_recv_bytes_per_cycle",
-                  "exchange_broadcast_bytes_per_cycle", "link_bytes_per_second",
-                  "host_bytes_per_second")
-        for name in floats:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a positive finite number")
-        for name in ("link_latency_s", "host_latency_s", "run_launch_s"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ConfigError(f"chip {self.name!r}: {name}={v!r} must be a finite number of seconds >= 0")
+        CHIPS.check(
+            self,
+            ints={"tiles": 1, "sram_per_tile": 1, "workers": 1, "simd_fp32": 1, "simd_fp16": 1, "load_bytes": 1,
+                  "sram_bank_bytes": 1, "amp_flops_fp32": 1, "amp_flops_fp16": 1, "exchange_latency_cycles": 0,
+                  "exchange_phase_overhead_cycles": 0, "sync_cycles": 0, "global_sync_cycles": 0,
+                  "vertex_launch_cycles": 0},
+            positive=("clock_hz", "exchange_send_bytes_per_cycle", "exchange_recv_bytes_per_cycle",
+                      "exchange_broadcast_bytes_per_cycle", "link_bytes_per_second", "host_bytes_per_second"),
+            seconds=("link_latency_s", "host_latency_s", "run_launch_s"))
         if self.exchange_broadcast_bytes_per_cycle < self.exchange_recv_bytes_per_cycle:
             raise ConfigError(
                 f"chip {self.name!r}: exchange_broadcast_bytes_per_cycle="
@@ -123,7 +110,7 @@ class ChipSpec:
         return self.run_launch_s * self.clock_hz
 
     def replace(self, **overrides) -> "ChipSpec":
-        return _replace(self, overrides)
+        return CHIPS.replace(self, overrides)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -139,8 +126,7 @@ class SystemSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.chip, ChipSpec):
             raise ConfigError(f"system chip must be a ChipSpec, got {type(self.chip).__name__}")
-        if isinstance(self.chips, bool) or not isinstance(self.chips, int) or self.chips < 1:
-            raise ConfigError(f"chips={self.chips!r} must be an integer >= 1")
+        check_int("chips", self.chips, low=1, fix=f"pass e.g. system({self.chip.name!r}, chips=2)")
 
     @property
     def name(self) -> str:
@@ -176,34 +162,13 @@ DESCRIPTIONS = {
     "bow": "Graphcore Bow IPU (GC200 die, wafer-on-wafer power, 1.85 GHz)",
 }
 
-
-def chip_description(name: str) -> str:
-    return DESCRIPTIONS.get(name, "")
-
-
-def _replace(spec, overrides: dict):
-    names = {f.name for f in dataclasses.fields(spec)}
-    unknown = sorted(set(overrides) - names)
-    if unknown:
-        import difflib
-        close = difflib.get_close_matches(unknown[0], names, n=1)
-        hint = f"Did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(
-            f"unknown chip field(s) {unknown}. {hint}Valid fields: {', '.join(sorted(names))}")
-    return dataclasses.replace(spec, **overrides)
+CHIPS = Family(ChipSpec, kind="chip", maker="chip", presets=PRESETS, descriptions=DESCRIPTIONS)
+chip_description = CHIPS.description  # long name of a preset ("" if none)
 
 
 def chip(name: str | ChipSpec = "ipu-mk2", **overrides) -> ChipSpec:
     """A chip preset with any field overridden: ``chip("ipu-mk2", tiles=256)``."""
-    if isinstance(name, ChipSpec):
-        return name.replace(**overrides) if overrides else name
-    if name not in PRESETS:
-        import difflib
-        close = difflib.get_close_matches(str(name), PRESETS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"unknown chip {name!r}; presets are {', '.join(PRESETS)}.{hint}")
-    base = ChipSpec(name=name, **PRESETS[name])
-    return base.replace(**overrides) if overrides else base
+    return CHIPS.get(name, overrides)
 
 
 def system(name: str | ChipSpec = "ipu-mk2", chips: int = 1, **overrides) -> SystemSpec:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..report import Report, empty_cycles
-from .spec import GpuSpec
+from ..arch.gpu import GpuSpec
 
 WORKLOAD_KINDS = ("compute", "launch", "host")
 

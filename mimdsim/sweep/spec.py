@@ -28,6 +28,7 @@ import os
 
 import numpy as np
 
+from ..arch.chip import CHIPS
 from ..errors import ConfigError, MimdsimError
 from ..experiment import key_lines, load_experiment, tomllib
 from ..settings import BY_KEY, check_value
@@ -52,15 +53,6 @@ def point_id(params: dict) -> str:
     """A stable id of a point's parameters (what re-runs use to skip finished points)."""
     text = json.dumps(params, sort_keys=True, default=float)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
-
-
-def _chip_field(key):
-    from ..arch import ChipSpec
-    fields = sorted(f.name for f in dataclasses.fields(ChipSpec) if f.name != "name")
-    field = key.split(".", 2)[2]
-    if field not in fields:
-        close = difflib.get_close_matches(field, fields, n=1)
-        raise KeyError(f"unknown chip field {field!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def _expand(key, spec, mode, where):
@@ -126,10 +118,7 @@ def load_sweep(path) -> Sweep:
             close = difflib.get_close_matches(key, list(BY_KEY), n=1)
             raise ConfigError(f"{where}: unknown axis key {key!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
         if key.startswith("chip.set."):
-            try:
-                _chip_field(key)
-            except KeyError as e:
-                raise ConfigError(f"{where}: axis {key!r}: {e.args[0]}")
+            CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
     if not axes:
         raise ConfigError(f"{path}: [sweep.axes] is empty; give at least one axis")

@@ -19,7 +19,7 @@ from kernels import kalman as kk
 
 from ...errors import ConfigError
 from ...gpu.model import Kernel, workload_estimate
-from ...gpu.spec import GpuSpec, gpu as gpu_spec
+from ...arch.gpu import GpuSpec, gpu as gpu_spec
 from ...report import Report
 
 KALMAN_STRATEGIES = ("fused", "per-op")

@@ -5,7 +5,7 @@ by :mod:`mimdsim.gpu.model`; inputs in and outputs out over PCIe when streamed.
 from __future__ import annotations
 
 from ...gpu.model import Kernel, workload_estimate
-from ...gpu.spec import GpuSpec, gpu as gpu_spec
+from ...arch.gpu import GpuSpec, gpu as gpu_spec
 from ...report import Report
 
 

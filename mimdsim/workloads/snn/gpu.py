@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ...errors import ConfigError, OutOfDeviceMemory
 from ...gpu.model import Kernel, gemm, kernel_seconds
-from ...gpu.spec import PRECISIONS, GpuSpec, gpu as gpu_spec
+from ...arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ...report import Report, empty_cycles
 from ...snn.network import describe_sizes
 

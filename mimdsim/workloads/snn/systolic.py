@@ -11,7 +11,8 @@ cycles by which DRAM traffic exceeds them (``dram``).
 """
 from __future__ import annotations
 
-from ...gpu.systolic import SystolicSpec, systolic, systolic_gemm_cycles
+from ...arch.systolic import SystolicSpec, systolic
+from ...gpu.systolic import systolic_gemm_cycles
 from ...report import Report, empty_cycles
 from ...snn.network import describe_sizes
 from .gpu import check_step, training_step_kernels

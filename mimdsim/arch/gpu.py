@@ -13,12 +13,11 @@ Capacities (HBM, L2, shared memory) are binary: NVIDIA's "40 GB" is 40 GiB.
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import math
-import numbers
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..validate import check_choice, check_number
+from .presets import Family
 
 KiB = 1024
 MiB = 1024 ** 2
@@ -32,11 +31,6 @@ BYTES_PER_ELEMENT = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}  # tf32 is stor
 MATRIX_EFFICIENCY = ((128e9, 0.95), (16e9, 0.90), (1e9, 0.60), (0.0, 0.10))  # by FLOPs per GEMM
 VECTOR_EFFICIENCY = ((16e9, 0.95), (1e9, 0.5), (0.0, 0.1))  # by FLOPs per element-wise kernel
 HBM_EFFICIENCY = ((100e6, 0.90), (10e6, 0.75), (1e6, 0.60), (0.0, 0.30))  # by bytes per kernel
-
-
-def _is_number(v) -> bool:
-    """A real number (numpy scalars included), not a bool."""
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -70,31 +64,12 @@ class GpuSpec:
     hbm_efficiency: tuple = HBM_EFFICIENCY  # (min bytes, efficiency), CALC A100
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ConfigError(f"GPU name={self.name!r} must be a non-empty string")
-        for name in ("sms", "hbm_bytes", "l2_bytes", "smem_per_sm_bytes"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(
-                    f"GPU {self.name!r}: {name}={v!r} must be an integer >= 1; "
-                    f"pass e.g. gpu({self.name!r}, {name}={_example(self.name, name)})")
-        for name in ("clock_hz", "fp32_flops", "fp16_vector_flops", "fp16_flops", "hbm_bytes_per_second",
-                     "tf32_flops", "bf16_flops"):
-            v = getattr(self, name)
-            if v is None and name in ("tf32_flops", "bf16_flops"):
-                continue  # the GPU lacks this tensor-core format
-            if not _is_number(v) or not math.isfinite(v) or v <= 0:
-                optional = " (or None where the GPU lacks it)" if name in ("tf32_flops", "bf16_flops") else ""
-                raise ConfigError(
-                    f"GPU {self.name!r}: {name}={v!r} must be a positive finite number{optional}; "
-                    f"pass e.g. gpu({self.name!r}, {name}={_example(self.name, name):g})")
-        for name in ("launch_overhead_s", "graph_node_overhead_s", "graph_launch_s", "gemm_floor_s",
-                     "vector_floor_s"):
-            v = getattr(self, name)
-            if not _is_number(v) or not math.isfinite(v) or v < 0:
-                raise ConfigError(
-                    f"GPU {self.name!r}: {name}={v!r} must be a finite number of seconds >= 0; "
-                    f"pass e.g. gpu({self.name!r}, {name}={_example(self.name, name):g})")
+        GPUS.check(self, ints=dict.fromkeys(("sms", "hbm_bytes", "l2_bytes", "smem_per_sm_bytes"), 1),
+                   positive=("clock_hz", "fp32_flops", "fp16_vector_flops", "fp16_flops", "hbm_bytes_per_second",
+                             "tf32_flops", "bf16_flops"),
+                   optional=("tf32_flops", "bf16_flops"),  # None: the GPU lacks this tensor-core format
+                   seconds=("launch_overhead_s", "graph_node_overhead_s", "graph_launch_s", "gemm_floor_s",
+                            "vector_floor_s"))
         for name in ("matrix_efficiency", "vector_efficiency", "hbm_efficiency"):
             # Stored as a tuple of (float, float) so the spec stays hashable and a curve read
             # back from JSON (lists) compares equal to the preset's.
@@ -109,7 +84,7 @@ class GpuSpec:
     def matrix_flops(self, precision: str) -> float:
         """Peak FLOP/s of a GEMM in ``precision``: 'fp32' runs on the CUDA cores (no tensor
         cores); 'tf32', 'fp16' and 'bf16' on the tensor cores (dense peak)."""
-        _check_precision(precision)
+        check_choice("precision", precision, PRECISIONS)
         if precision == "fp32":
             return self.fp32_flops
         peak = getattr(self, f"{precision}_flops")
@@ -125,7 +100,7 @@ class GpuSpec:
         """Peak FLOP/s of an element-wise kernel on the CUDA cores: fp32 (and tf32, which is
         stored and computed element-wise as fp32) at ``fp32_flops``; fp16 and bf16 at
         ``fp16_vector_flops``. bf16 needs a GPU with bf16 support."""
-        _check_precision(precision)
+        check_choice("precision", precision, PRECISIONS)
         if precision in ("fp32", "tf32"):
             return self.fp32_flops
         if precision == "bf16" and self.bf16_flops is None:
@@ -140,8 +115,7 @@ class GpuSpec:
         """Fraction of peak reached by an operation of size ``x`` (FLOPs or bytes): the
         efficiency of the first ``(threshold, efficiency)`` with ``x >= threshold``.
         ``curve`` is sorted by descending threshold and ends at threshold 0."""
-        if not _is_number(x) or math.isnan(x) or x < 0:
-            raise ConfigError(f"efficiency lookup at size {x!r}; a size must be a number >= 0")
+        check_number("size", x, low=0, finite=False, where="efficiency lookup: ")
         for threshold, eff in curve:
             if x >= threshold:
                 return eff
@@ -150,56 +124,41 @@ class GpuSpec:
     @staticmethod
     def bytes_per_element(precision: str) -> int:
         """Storage bytes of one element: fp32/tf32 -> 4, fp16/bf16 -> 2."""
-        _check_precision(precision)
-        return BYTES_PER_ELEMENT[precision]
+        return BYTES_PER_ELEMENT[check_choice("precision", precision, PRECISIONS)]
 
     def replace(self, **overrides) -> "GpuSpec":
-        return _replace(self, overrides)
+        return GPUS.replace(self, overrides)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
-def _check_precision(precision) -> None:
-    if precision not in PRECISIONS:
-        close = difflib.get_close_matches(str(precision).lower(), PRECISIONS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}.{hint}")
-
-
 def _check_curve(gpu_name: str, field: str, curve) -> tuple:
-    fix = f"e.g. gpu({gpu_name!r}, {field}={_default_curve(field)!r})"
+    fix = GPUS.fix(gpu_name, field)
     where = f"GPU {gpu_name!r}: {field}={curve!r}"
     if isinstance(curve, (str, bytes)) or not hasattr(curve, "__iter__"):
-        raise ConfigError(f"{where} must be a sequence of (threshold, efficiency) pairs; pass {fix}")
+        raise ConfigError(f"{where} must be a sequence of (threshold, efficiency) pairs; {fix}")
     pairs = []
     for item in curve:
         try:
             threshold, eff = item
         except (TypeError, ValueError):
-            raise ConfigError(f"{where}: entry {item!r} is not a (threshold, efficiency) pair; pass {fix}") from None
-        if not _is_number(threshold) or not math.isfinite(threshold) or threshold < 0:
-            raise ConfigError(f"{where}: threshold {threshold!r} must be a finite number >= 0; pass {fix}")
-        if not _is_number(eff) or not math.isfinite(eff) or not 0 < eff <= 1:
-            raise ConfigError(f"{where}: efficiency {eff!r} must lie in (0, 1]; pass {fix}")
+            raise ConfigError(f"{where}: entry {item!r} is not a (threshold, efficiency) pair; {fix}") from None
+        check_number("threshold", threshold, low=0, where=f"{where}: ", fix=fix)
+        check_number("efficiency", eff, low=0, high=1, open_low=True, where=f"{where}: ", fix=fix)
         pairs.append((float(threshold), float(eff)))
     if not pairs:
-        raise ConfigError(f"{where} is empty; it needs at least the entry (0, efficiency); pass {fix}")
+        raise ConfigError(f"{where} is empty; it needs at least the entry (0, efficiency); {fix}")
     for (t0, _), (t1, _) in zip(pairs, pairs[1:]):
         if not t1 < t0:
             raise ConfigError(
                 f"{where}: thresholds must strictly descend, but {t1:g} follows {t0:g}; "
-                f"list the largest threshold first; pass {fix}")
+                f"list the largest threshold first; {fix}")
     if pairs[-1][0] != 0:
         raise ConfigError(
             f"{where} ends at threshold {pairs[-1][0]:g}; it must end at threshold 0 so every size has "
-            f"an efficiency; pass {fix}")
+            f"an efficiency; {fix}")
     return tuple(pairs)
-
-
-def _default_curve(field: str) -> tuple:
-    return {"matrix_efficiency": MATRIX_EFFICIENCY, "vector_efficiency": VECTOR_EFFICIENCY,
-            "hbm_efficiency": HBM_EFFICIENCY}[field]
 
 
 _A100 = dict(
@@ -239,44 +198,10 @@ DESCRIPTIONS = {
     "h200": "NVIDIA H200 SXM 141 GB (Hopper GH100, 132 SMs, HBM3e)",
 }
 
-
-def gpu_description(name: str) -> str:
-    return DESCRIPTIONS.get(name, "")
-
-
-def _example(gpu_name: str, field: str):
-    """A valid value of ``field`` for error messages: the preset's own, else the default preset's."""
-    value = PRESETS.get(gpu_name, {}).get(field)
-    return value if value is not None else getattr(_REFERENCE, field)
-
-
-def _replace(spec: GpuSpec, overrides: dict) -> GpuSpec:
-    names = [f.name for f in dataclasses.fields(spec)]
-    unknown = sorted(set(overrides) - set(names))
-    if unknown:
-        hints = []
-        for u in unknown:
-            close = difflib.get_close_matches(str(u), names, n=1)
-            if close:
-                hints.append(f"{u!r} -> {close[0]!r}")
-        hint = f" Did you mean {', '.join(hints)}?" if hints else ""
-        raise ConfigError(
-            f"unknown GPU field(s) {unknown}; valid fields: {', '.join(sorted(names))}.{hint}")
-    return dataclasses.replace(spec, **overrides)
+GPUS = Family(GpuSpec, kind="GPU", maker="gpu", presets=PRESETS, descriptions=DESCRIPTIONS)
+gpu_description = GPUS.description  # long name of a preset ("" if none)
 
 
 def gpu(name: str | GpuSpec = "a100-40gb", **overrides) -> GpuSpec:
     """A GPU preset with any field overridden: ``gpu("a100-40gb", hbm_bytes_per_second=1e12)``."""
-    if isinstance(name, GpuSpec):
-        return name.replace(**overrides) if overrides else name
-    if name not in PRESETS:
-        key = str(name).lower()
-        close = [p for p in PRESETS if key and p.startswith(key)] or \
-            difflib.get_close_matches(key, PRESETS, n=1)
-        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ConfigError(f"unknown GPU {name!r}; presets are {', '.join(PRESETS)}.{hint}")
-    base = GpuSpec(name=name, **PRESETS[name])
-    return base.replace(**overrides) if overrides else base
-
-
-_REFERENCE = GpuSpec(name="a100-40gb", **PRESETS["a100-40gb"])
+    return GPUS.get(name, overrides)
