@@ -318,7 +318,7 @@ def surrogate_scatter_cycles(n_local, listed, own_listed, tile: Tile, carry_per_
     """
     n_vec = vectors(n_local, tile)[:, None]
     instr = (SCATTER_SAMPLE_OVERHEAD + n_vec * carry_per_vector
-             + np.asarray(listed)[None, :] * SCATTER_SCAN_PER_ID
+             + np.asarray(listed)[..., None, :] * SCATTER_SCAN_PER_ID
              + np.asarray(own_listed) * own_per_id)
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
@@ -326,7 +326,7 @@ def surrogate_scatter_cycles(n_local, listed, own_listed, tile: Tile, carry_per_
 def weight_grad_cycles(n_local, in_spikes, tile: Tile):
     """instructions(b) = WGRAD_SAMPLE_OVERHEAD + in_spikes[b] * (ROW_OVERHEAD + vec * WGRAD_PER_VECTOR)."""
     n_vec = vectors(n_local, tile)[:, None]
-    instr = WGRAD_SAMPLE_OVERHEAD + np.asarray(in_spikes)[None, :] * (ROW_OVERHEAD + n_vec * WGRAD_PER_VECTOR)
+    instr = WGRAD_SAMPLE_OVERHEAD + np.asarray(in_spikes)[..., None, :] * (ROW_OVERHEAD + n_vec * WGRAD_PER_VECTOR)
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
@@ -336,7 +336,8 @@ def input_grad_cycles(n_local, in_listed, tile: Tile):
     One float2 accumulator per dot product, whatever the tile's neuron count.
     """
     n_vec = vectors(n_local, tile)[:, None]
-    instr = INPUT_GRAD_SAMPLE_OVERHEAD + np.asarray(in_listed)[None, :] * (ROW_OVERHEAD + n_vec * DOT_PER_VECTOR + DOT_FINISH)
+    instr = (INPUT_GRAD_SAMPLE_OVERHEAD
+             + np.asarray(in_listed)[..., None, :] * (ROW_OVERHEAD + n_vec * DOT_PER_VECTOR + DOT_FINISH))
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
 
@@ -353,11 +354,11 @@ def _input_grad_cost(tiles, g, work, tile):
     return tiles, input_grad_cycles(g["n_local"], work["in_listed"], tile)
 
 
-SURROGATE_SCATTER = register("surrogate_scatter", surrogate_scatter_cycles, code_bytes=1024, cost=_scatter_cost)
-LAPICQUE_SCATTER = register("lapicque_scatter", surrogate_scatter_cycles, code_bytes=1024, cost=_scatter_cost)
-SYNAPTIC_SCATTER = register("synaptic_scatter", surrogate_scatter_cycles, code_bytes=1280, cost=_scatter_cost)
-ALPHA_SCATTER = register("alpha_scatter", surrogate_scatter_cycles, code_bytes=1536, cost=_scatter_cost)
+SURROGATE_SCATTER = register("surrogate_scatter", surrogate_scatter_cycles, code_bytes=1024, cost=_scatter_cost, batched=True)
+LAPICQUE_SCATTER = register("lapicque_scatter", surrogate_scatter_cycles, code_bytes=1024, cost=_scatter_cost, batched=True)
+SYNAPTIC_SCATTER = register("synaptic_scatter", surrogate_scatter_cycles, code_bytes=1280, cost=_scatter_cost, batched=True)
+ALPHA_SCATTER = register("alpha_scatter", surrogate_scatter_cycles, code_bytes=1536, cost=_scatter_cost, batched=True)
 BACKWARD_CODELETS = {"leaky": "surrogate_scatter", "lapicque": "lapicque_scatter", "synaptic": "synaptic_scatter",
                      "alpha": "alpha_scatter"}
-WEIGHT_GRAD = register("weight_grad", weight_grad_cycles, code_bytes=512, cost=_weight_grad_cost)
-INPUT_GRAD = register("input_grad", input_grad_cycles, code_bytes=512, cost=_input_grad_cost)
+WEIGHT_GRAD = register("weight_grad", weight_grad_cycles, code_bytes=512, cost=_weight_grad_cost, batched=True)
+INPUT_GRAD = register("input_grad", input_grad_cycles, code_bytes=512, cost=_input_grad_cost, batched=True)

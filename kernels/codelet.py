@@ -11,6 +11,8 @@ implementation. A codelet module registers each codelet with :func:`register`, g
   program's work source (empty for static codelets);
 * ``static``: the cost depends on the geometry alone, so the engine evaluates it once per
   vertex set and reuses it in every iteration;
+* ``batched``: the cost route also takes work arrays with a leading loop-iteration axis and
+  returns cycles ``[iterations, vertices]``, so the engine costs a whole loop in one call;
 * ``code_bytes``: machine code, once per tile that runs the codelet.
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Codelet:
     code_bytes: int  # machine code, once per tile that runs the codelet
     cost: Callable  # (tiles, geometry, work, tile) -> (tiles, cycles)
     static: bool = False  # cost depends on the geometry only
+    batched: bool = False  # the cost route takes a leading loop-iteration axis
     doc: str = ""
 
     def footprint(self, vertices_on_tile):
@@ -40,10 +43,11 @@ class Codelet:
         return np.where(v > 0, self.code_bytes + VERTEX_STATE_BYTES * v, 0)
 
 
-def register(name: str, cycles: Callable, code_bytes: int, *, cost: Callable, static: bool = False) -> Codelet:
+def register(name: str, cycles: Callable, code_bytes: int, *, cost: Callable, static: bool = False,
+             batched: bool = False) -> Codelet:
     if name in CODELETS:
         raise ValueError(f"codelet {name!r} is registered twice")
-    c = Codelet(name=name, cycles=cycles, code_bytes=code_bytes, cost=cost, static=static,
+    c = Codelet(name=name, cycles=cycles, code_bytes=code_bytes, cost=cost, static=static, batched=batched,
                 doc=(cycles.__doc__ or "").strip())
     CODELETS[name] = c
     return c

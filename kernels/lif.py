@@ -183,13 +183,14 @@ def row_cost_per_vector(n_vec):
 
 def lif_forward_cycles(n_local, in_spikes, tile: Tile, update_per_vector=UPDATE_PER_VECTOR):
     """Cycles per vertex: ``n_local[v]`` neurons on the tile, ``in_spikes[B]`` active inputs
-    (input rows plus the layer's own rows of an all-to-all recurrence).
+    (input rows plus the layer's own rows of an all-to-all recurrence; ``[iterations, B]``
+    gives ``[iterations, v]``).
 
     instructions(b) = SAMPLE_OVERHEAD + in_spikes[b] * (ROW_OVERHEAD + vec * row_cost)
                       + vec * update_per_vector,   vec = ceil(n_local / simd)
     """
     n_vec = vectors(n_local, tile)[:, None]
-    instr = (SAMPLE_OVERHEAD + np.asarray(in_spikes)[None, :] * (ROW_OVERHEAD + n_vec * row_cost_per_vector(n_vec))
+    instr = (SAMPLE_OVERHEAD + np.asarray(in_spikes)[..., None, :] * (ROW_OVERHEAD + n_vec * row_cost_per_vector(n_vec))
              + n_vec * update_per_vector)
     return barrel_cycles(per_worker(instr, tile.workers), tile)
 
@@ -198,9 +199,9 @@ def _forward_cost(tiles, g, work, tile):
     return tiles, lif_forward_cycles(g["n_local"], work["in_spikes"], tile, g.get("update", UPDATE_PER_VECTOR))
 
 
-LIF_FORWARD = register("lif_forward", lif_forward_cycles, code_bytes=1024, cost=_forward_cost)
-LAPICQUE_FORWARD = register("lapicque_forward", lif_forward_cycles, code_bytes=1024, cost=_forward_cost)
-SYNAPTIC_FORWARD = register("synaptic_forward", lif_forward_cycles, code_bytes=1280, cost=_forward_cost)
-ALPHA_FORWARD = register("alpha_forward", lif_forward_cycles, code_bytes=1536, cost=_forward_cost)
+LIF_FORWARD = register("lif_forward", lif_forward_cycles, code_bytes=1024, cost=_forward_cost, batched=True)
+LAPICQUE_FORWARD = register("lapicque_forward", lif_forward_cycles, code_bytes=1024, cost=_forward_cost, batched=True)
+SYNAPTIC_FORWARD = register("synaptic_forward", lif_forward_cycles, code_bytes=1280, cost=_forward_cost, batched=True)
+ALPHA_FORWARD = register("alpha_forward", lif_forward_cycles, code_bytes=1536, cost=_forward_cost, batched=True)
 FORWARD_CODELETS = {"leaky": "lif_forward", "lapicque": "lapicque_forward", "synaptic": "synaptic_forward",
                     "alpha": "alpha_forward"}

@@ -168,4 +168,4 @@ def _count_cost(tiles, g, work, tile):
 
 LOSS = register("count_cross_entropy", loss_cycles, code_bytes=768, cost=_loss_cost, static=True)
 READOUT_LOSS = register("readout_loss", loss_cycles, code_bytes=1024, cost=_loss_cost, static=True)
-COUNT = register("count_spikes", count_cycles, code_bytes=256, cost=_count_cost)
+COUNT = register("count_spikes", count_cycles, code_bytes=256, cost=_count_cost, batched=True)

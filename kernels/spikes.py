@@ -146,12 +146,13 @@ def spike_combine_cycles(job_tiles, partials, copied, tile: Tile, random_policy=
 
 
 def _scan_cost(tiles, g, work, tile):  # tiles: one entry per (sample, chunk) job
-    return spike_scan_cycles(tiles, g["widths"], work["entries"].ravel(), tile)
+    entries = np.asarray(work["entries"])  # [..., B, chunks]
+    return spike_scan_cycles(tiles, g["widths"], entries.reshape(entries.shape[:-2] + (-1,)), tile)
 
 
 def _combine_cost(tiles, g, work, tile):
     return spike_combine_cycles(tiles, g["partials"], work["listed"], tile, work.get("random", False))
 
 
-SPIKE_SCAN = register("spike_scan", spike_scan_cycles, code_bytes=512, cost=_scan_cost)
-SPIKE_COMBINE = register("spike_combine", spike_combine_cycles, code_bytes=768, cost=_combine_cost)
+SPIKE_SCAN = register("spike_scan", spike_scan_cycles, code_bytes=512, cost=_scan_cost, batched=True)
+SPIKE_COMBINE = register("spike_combine", spike_combine_cycles, code_bytes=768, cost=_combine_cost, batched=True)

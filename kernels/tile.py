@@ -59,15 +59,16 @@ def _assignment(batch: int, workers: int) -> np.ndarray:
 
 
 def per_worker(instr: np.ndarray, workers: int) -> np.ndarray:
-    """Sum per-sample instruction counts ``[vertices, B]`` into ``[vertices, workers]``."""
+    """Sum per-sample instruction counts ``[..., vertices, B]`` into ``[..., vertices, workers]``
+    (leading axes: loop iterations evaluated at once)."""
     instr = np.asarray(instr, dtype=np.float64)
-    return instr @ _assignment(instr.shape[1], workers)
+    return instr @ _assignment(instr.shape[-1], workers)
 
 
 def barrel_cycles(worker_instr: np.ndarray, tile: Tile) -> np.ndarray:
-    """Cycles of vertices given instructions per worker ``[vertices, workers]``."""
+    """Cycles of vertices given instructions per worker ``[..., vertices, workers]``."""
     worker_instr = np.asarray(worker_instr, dtype=np.float64)
-    return tile.workers * worker_instr.max(axis=1) + tile.vertex_launch_cycles
+    return tile.workers * worker_instr.max(axis=-1) + tile.vertex_launch_cycles
 
 
 def vectors(n, tile: Tile) -> np.ndarray:
@@ -80,13 +81,19 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
 
     Returns ``(tiles, cycles)`` for the tiles that got jobs:
     ``workers * max over workers(sum of job instructions) + vertex_launch_cycles``.
+    ``job_instr`` is ``[jobs]`` or ``[iterations, jobs]`` (cycles then ``[iterations, tiles]``).
     """
     job_tiles = np.asarray(job_tiles)
     order = np.argsort(job_tiles, kind="stable")
     t = job_tiles[order]
     uniq, start = np.unique(t, return_index=True)
     rank = np.arange(t.size) - np.repeat(start, np.diff(np.append(start, t.size)))
-    per = np.zeros((uniq.size, tile.workers))
-    instr = np.broadcast_to(np.asarray(job_instr, dtype=np.float64), job_tiles.shape)[order]
-    np.add.at(per, (np.searchsorted(uniq, t), rank % tile.workers), instr)
-    return uniq, tile.workers * per.max(axis=1) + tile.vertex_launch_cycles
+    W = tile.workers
+    slot = np.searchsorted(uniq, t) * W + rank % W  # (tile, worker) of each job, in job order
+    instr = np.asarray(job_instr, dtype=np.float64)
+    lead = instr.shape[:-1] if instr.ndim > 1 else ()
+    instr = np.broadcast_to(instr, lead + job_tiles.shape)[..., order].reshape(-1, t.size)
+    n, cells = instr.shape[0], uniq.size * W
+    flat = (np.arange(n)[:, None] * cells + slot[None, :]).ravel()
+    per = np.bincount(flat, weights=instr.ravel(), minlength=n * cells).reshape(lead + (uniq.size, W))
+    return uniq, W * per.max(axis=-1) + tile.vertex_launch_cycles

@@ -6,9 +6,12 @@
     launch           = the chip's run_launch_cycles    (host, once where the program says)
 
 Exchanges are static (compiled at fixed sizes), so their cost is computed once per
-superstep; so is the compute of static codelets. The rest is evaluated every step from the
-source's work counts. A program without a source (every codelet static: an analytical
-program) costs each loop body once and charges it ``count`` times.
+superstep; so is the compute of static codelets. The rest depends on the source's work
+counts. A loop runs in two passes: first every iteration's numerics (the source's ``work``
+calls, in program order), then the costs of all iterations at once (one call per vertex set
+for codelets whose cost route is ``batched``), charged in execution order. A program without
+a source (every codelet static: an analytical program) costs each loop body once and charges
+it ``count`` times.
 
 The engine knows programs, tiles, the fabric and the codelet registry — no network, neuron
 or workload. A workload adds its own report sections (layers, placement, notes).
@@ -21,6 +24,7 @@ import numpy as np
 
 from kernels.tile import Tile
 
+from ..errors import ConfigError
 from ..program import Launch, Loop, Program, Superstep, VertexSet
 from ..report import KINDS, Report, empty_cycles
 from .cost import codelet, vertex_cycles
@@ -52,32 +56,53 @@ class _Costs:
         self.exchange: dict[str, tuple[float, float]] = {}
         self.group_starts = program.mapping.tile_groups(self.n_tiles)[0] if timeline is not None else None
 
-    def compute(self, step: Superstep, t) -> np.ndarray:
-        tile_cycles = np.zeros(self.n_tiles)
+    def static_cycles(self, vs: VertexSet) -> np.ndarray:
+        """Per-tile cycles of a static vertex set, computed once."""
+        if id(vs) not in self.static:
+            tiles, cyc = vertex_cycles(vs, {}, self.tile)
+            self.static[id(vs)] = np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
+        return self.static[id(vs)]
+
+    def compute(self, step: Superstep, works: dict, iterations: int | None) -> np.ndarray:
+        """Per-tile compute cycles of ``step``: ``[n_tiles]``, or ``[iterations, n_tiles]`` when
+        ``works[id(vs)]`` holds one work dict per loop iteration."""
+        shape = (self.n_tiles,) if iterations is None else (iterations, self.n_tiles)
+        tile_cycles = np.zeros(shape)
         for vs in step.compute:
-            work = self.source.work(vs, t) if self.source is not None else {}  # execution: runs the numerics
-            static = codelet(vs.codelet).static
-            if static and id(vs) in self.static:
-                tile_cycles += self.static[id(vs)]
+            c = codelet(vs.codelet)
+            if c.static:
+                tile_cycles += self.static_cycles(vs)
                 continue
-            tiles, cyc = vertex_cycles(vs, work, self.tile)
-            contrib = np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
-            if static:
-                self.static[id(vs)] = contrib
-            tile_cycles += contrib
+            if id(vs) not in works:
+                raise ConfigError(f"codelet {vs.codelet!r} of superstep {step.name!r} needs work counts, but the "
+                                  f"program runs without a work source; run it with the workload's source")
+            work = works[id(vs)]
+            if iterations is None:
+                tiles, cyc = vertex_cycles(vs, work, self.tile)
+                tile_cycles += np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
+            elif c.batched:  # all iterations in one call
+                tiles, cyc = vertex_cycles(vs, _stack(work), self.tile)
+                flat = (np.arange(iterations)[:, None] * self.n_tiles + np.asarray(tiles)[None, :]).ravel()
+                tile_cycles += np.bincount(flat, weights=np.asarray(cyc).ravel(),
+                                           minlength=iterations * self.n_tiles).reshape(shape)
+            else:
+                for i, w in enumerate(work):
+                    tiles, cyc = vertex_cycles(vs, w, self.tile)
+                    tile_cycles[i] += np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
         return tile_cycles
 
-    def charge(self, step, t, count: int = 1) -> None:
-        """Run ``step`` at iteration ``t`` and charge it ``count`` times."""
+    def exchange_of(self, step: Superstep) -> tuple[float, float]:
+        if id(step) not in self.exchange:
+            self.exchange[id(step)] = exchange_phase(step.exchange, self.system)
+        return self.exchange[id(step)]
+
+    def charge(self, step, t, tile_cycles: np.ndarray | None = None, count: int = 1) -> None:
+        """Charge ``step`` at iteration ``t`` (its per-tile compute given) ``count`` times."""
         kinds = dict.fromkeys(KINDS, 0.0)
         if isinstance(step, Launch):
             kinds["host"] = self.system.chip.run_launch_cycles
-            tile_cycles = None
         else:
-            tile_cycles = self.compute(step, t)
-            if step.name not in self.exchange:
-                self.exchange[step.name] = exchange_phase(step.exchange, self.system)
-            kinds["exchange"], kinds["host"] = self.exchange[step.name]
+            kinds["exchange"], kinds["host"] = self.exchange_of(step)
             kinds["compute"] = float(tile_cycles.max()) if step.compute else 0.0
             kinds["sync"] = float(sync_cost(step.sync, self.system))
             self.tile_compute += tile_cycles if count == 1 else count * tile_cycles
@@ -90,9 +115,53 @@ class _Costs:
         if self.timeline is not None:
             groups = (np.maximum.reduceat(tile_cycles, self.group_starts) if tile_cycles is not None
                       else np.zeros(len(self.group_starts)))
-            for _ in range(count):
-                self.timeline.append({"name": step.name, "phase": step.phase, "t": t, **kinds,
-                                      "group_compute": groups})
+            self.timeline.append({"name": step.name, "phase": step.phase, "t": t, **kinds, "group_compute": groups})
+
+    def step(self, step, t) -> None:
+        """A superstep or launch outside loops."""
+        if isinstance(step, Launch):
+            self.charge(step, t)
+            return
+        # every vertex set's numerics run (a static cost still computes, e.g. the loss)
+        works = {id(vs): self.source.work(vs, t) for vs in step.compute} if self.source is not None else {}
+        self.charge(step, t, self.compute(step, works, None))
+
+    def loop(self, loop: Loop, progress, done: int, total: int) -> int:
+        """Numerics of every iteration, then the costs of all of them; returns iterations done."""
+        ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
+        if self.source is None:  # every cost is static: one evaluation, charged count times
+            for _ in range(1 if self.timeline is None else loop.count):
+                for s in loop.body:
+                    cyc = None if isinstance(s, Launch) else self.compute(s, {}, None)
+                    self.charge(s, None, cyc, loop.count if self.timeline is None else 1)
+            if progress is not None:
+                progress(done + loop.count, total)
+            return loop.count
+        works: dict[int, list] = {}
+        for i, t in enumerate(ts):  # the numerics, in program order
+            for s in loop.body:
+                for vs in (() if isinstance(s, Launch) else s.compute):
+                    w = self.source.work(vs, t)
+                    if not codelet(vs.codelet).static:
+                        works.setdefault(id(vs), []).append(w)
+            if progress is not None:
+                progress(done + i + 1, total)
+        per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
+        for i, t in enumerate(ts):  # charged in execution order
+            for s, cyc in zip(loop.body, per_step):
+                self.charge(s, t, None if cyc is None else cyc[i])
+        return len(ts)
+
+
+def _stack(works: list[dict]) -> dict:
+    """One work dict per iteration -> one dict of arrays with a leading iteration axis."""
+    out = {}
+    for k, v in works[0].items():
+        if isinstance(v, (bool, int, float, str)):  # a flag, the same in every iteration
+            out[k] = v
+        else:
+            out[k] = np.stack([np.asarray(w[k]) for w in works])
+    return out
 
 
 def run_program(program: Program, source: WorkSource | None = None, *, timeline: list | None = None,
@@ -108,21 +177,10 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
     done = 0
     for step in program.schedule:
-        if not isinstance(step, Loop):
-            costs.charge(step, None)
-        elif source is None:  # every cost is static: one evaluation, charged count times
-            for s in step.body:
-                costs.charge(s, None, step.count)
-            done += step.count
-            if progress is not None:
-                progress(done, total)
+        if isinstance(step, Loop):
+            done += costs.loop(step, progress, done, total)
         else:
-            for t in (range(step.count - 1, -1, -1) if step.reverse else range(step.count)):
-                for s in step.body:
-                    costs.charge(s, t)
-                done += 1
-                if progress is not None:
-                    progress(done, total)
+            costs.step(step, None)
     system = program.system
     used = program.tile_bytes()
     return Report(architecture=system.name, platform="mimd", model=program.meta.model,
