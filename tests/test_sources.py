@@ -1,0 +1,264 @@
+"""The SNN work sources' contract with the engine: ``work(vertex_set, t) -> work counts``.
+
+Both sources (``RateSource``: counts drawn from activities; ``ExecutionSource``: counts
+from the real dynamics) must hand every codelet's cost route the keys it reads, shaped
+per sample (or per tile and sample), bounded by the static capacities; their counters
+(``SpikeStats``) must agree with the lists they produced. Runs are tiny: a 40-30-20-10
+network on 16 tiles, 6 steps, 3 samples.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import mimdsim
+from mimdsim.engine import run_program
+from mimdsim.workloads.snn.lower import compile_program
+from mimdsim.workloads.snn.source import ExecutionSource, RateSource
+
+SIZES = [40, 30, 20, 10]
+CHIP = mimdsim.chip("ipu-mk2", tiles=16)
+T, B = 6, 3
+L = len(SIZES) - 1
+
+# the work keys each data-dependent codelet's cost route reads (kernels/*.py ``_*_cost``)
+ROUTE_KEYS = {
+    "lif_forward": {"in_spikes"},
+    "spike_scan": {"entries"},
+    "spike_combine": {"listed"},
+    "count_spikes": {"spikes"},
+    "surrogate_scatter": {"listed", "own_listed"},
+    "weight_grad": {"in_spikes"},
+    "input_grad": {"in_listed"},
+}
+STATIC = {"count_cross_entropy", "partial_reduce", "grad_copies_reduce", "sgd", "adam"}
+
+
+def network():
+    """The published sparse LIF (delay 1, two thresholds), capacities below the layer sizes."""
+    return mimdsim.Network.feedforward(SIZES, max_activity=0.2, weight_scale=5.0)
+
+
+def spikes_in(seed=0, rate=0.2):
+    rng = np.random.default_rng(seed)
+    return (rng.random((T, B, SIZES[0])) < rate).astype(np.uint8), rng.integers(0, SIZES[-1], B)
+
+
+def program(net):
+    return compile_program(net.sizes, net.capacities, mimdsim.system(CHIP), timesteps=T, batch_size=B,
+                           structure=net.structure)
+
+
+class Recording:
+    """Passes the engine's calls to ``source`` and records ``(vertex set, t, work)``."""
+
+    def __init__(self, source):
+        self.source, self.mode, self.calls = source, source.mode, []
+
+    def work(self, vs, t):
+        w = self.source.work(vs, t)
+        self.calls.append((vs, t, w))
+        return w
+
+
+def rate_source(prog, net, activity, candidate=None, seed=0):
+    act = [activity] * (L + 1) if np.isscalar(activity) else list(activity)
+    cand = [0.0] + [activity if candidate is None else candidate] * L
+    return RateSource(prog, net.sizes, net.capacities, act, cand, seed=seed)
+
+
+def run_rate(activity, candidate=None, seed=0):
+    net = network()
+    prog = program(net)
+    rec = Recording(rate_source(prog, net, activity, candidate, seed))
+    report = run_program(prog, rec)
+    return net, prog, rec, report
+
+
+def run_execution(net=None, seed=0):
+    net = network() if net is None else net
+    prog = program(net)
+    x, y = spikes_in(seed)
+    rec = Recording(ExecutionSource(prog, net, x, y))
+    report = run_program(prog, rec)
+    return net, prog, rec, report
+
+
+def check_work_contract(net, prog, calls):
+    """Every data-dependent codelet gets its route's keys, shaped and bounded as the program fixes."""
+    caps = net.capacities
+    seen = set()
+    for vs, t, w in calls:
+        seen.add(vs.codelet)
+        if vs.codelet in STATIC:
+            continue
+        assert ROUTE_KEYS[vs.codelet] <= w.keys(), (vs.codelet, w.keys())
+        l = vs.layer
+        assert t is not None and 0 <= t < T
+        if vs.codelet in ("lif_forward", "weight_grad"):
+            assert w["in_spikes"].shape == (B,)
+            assert (0 <= w["in_spikes"]).all() and (w["in_spikes"] <= caps[l - 1]).all()
+        elif vs.codelet == "input_grad":
+            assert w["in_listed"].shape == (B,)
+            assert (0 <= w["in_listed"]).all() and (w["in_listed"] <= caps[l - 1]).all()
+        elif vs.codelet == "spike_scan":
+            assert w["entries"].shape == (B, vs.geometry["chunks"])
+            assert (0 <= w["entries"]).all() and (w["entries"] <= vs.geometry["cap"]).all()
+        elif vs.codelet == "spike_combine":
+            assert w["listed"].shape == (B,)
+            assert (0 <= w["listed"]).all() and (w["listed"] <= caps[l]).all()
+        elif vs.codelet == "count_spikes":
+            assert l == L and w["spikes"].shape == (B,)
+            assert (0 <= w["spikes"]).all() and (w["spikes"] <= caps[L]).all()
+        elif vs.codelet == "surrogate_scatter":
+            tiles = prog.mapping.layers[l - 1].tiles
+            assert w["listed"].shape == (B,) and w["own_listed"].shape == (tiles, B)
+            assert (w["listed"] <= caps[l]).all() and (w["own_listed"] >= 0).all()
+            # each listed id is owned by exactly one of the layer's tiles
+            np.testing.assert_array_equal(w["own_listed"].sum(axis=0), w["listed"])
+    # the program uses every data-dependent codelet whose contract is checked
+    assert set(ROUTE_KEYS) <= seen
+
+
+# ---------------------------------------------------------------- RateSource
+
+
+def test_rate_source_work_has_each_cost_route_keys_shaped_and_bounded():
+    net, prog, rec, report = run_rate(0.3, 0.2)
+    check_work_contract(net, prog, rec.calls)
+    assert report.mode == "rate-driven"
+
+
+def test_rate_source_gives_static_codelets_no_work():
+    net, prog, rec, _ = run_rate(0.3, 0.2)
+    static = [w for vs, _, w in rec.calls if vs.codelet in STATIC]
+    assert static and all(w == {} for w in static)
+
+
+def test_rate_source_at_zero_activity_counts_nothing():
+    net, prog, rec, _ = run_rate(0.0, 0.0)
+    for vs, _, w in rec.calls:
+        for key, v in w.items():
+            if key != "random":
+                assert not np.any(v), (vs.codelet, key, v)
+    s = rec.source.stats
+    for arr in (s.spikes, s.kept, s.listed, s.dropped_spikes, s.dropped_candidates):
+        assert all(not a.any() for a in arr)
+
+
+def test_rate_source_keeps_at_most_capacity_and_counts_the_rest_as_dropped():
+    net, prog, rec, _ = run_rate(0.8, 0.5)
+    s = rec.source.stats
+    for l, K in enumerate(net.capacities):
+        assert (s.kept[l] <= K).all() and (s.listed[l] <= K).all()
+        assert (s.kept[l] <= s.listed[l]).all()
+        np.testing.assert_array_equal(s.kept[l], np.minimum(s.spikes[l], K))
+        np.testing.assert_array_equal(s.spikes[l], s.kept[l] + s.dropped_spikes[l])
+    assert sum(int(d.sum()) for d in s.dropped_spikes) > 0  # the truncation was exercised
+
+
+def test_rate_source_layers_are_silent_before_their_input_arrives_with_delay_one():
+    net, prog, rec, _ = run_rate(0.5, 0.3)
+    assert prog.plan.delay == 1
+    s = rec.source.stats
+    for l in range(1, L + 1):
+        assert not s.spikes[l][: l - 1].any() and not s.listed[l][: l - 1].any(), l
+        assert s.spikes[l][l - 1:].any(), l  # and active from step l - 1 on
+    # the first step a layer reads is its input layer's previous step: nothing at t = 0
+    fwd = [w["in_spikes"] for vs, t, w in rec.calls if vs.codelet == "lif_forward" and vs.layer == 2 and t == 0]
+    assert len(fwd) == 1 and not fwd[0].any()
+
+
+def test_rate_source_same_seed_gives_the_same_counts():
+    _, _, a, ra = run_rate(0.3, 0.2, seed=7)
+    _, _, b, rb = run_rate(0.3, 0.2, seed=7)
+    _, _, c, _ = run_rate(0.3, 0.2, seed=8)
+    for l in range(L + 1):
+        np.testing.assert_array_equal(a.source.stats.spikes[l], b.source.stats.spikes[l])
+        np.testing.assert_array_equal(a.source.stats.listed[l], b.source.stats.listed[l])
+    assert ra.steps == rb.steps
+    assert any((a.source.stats.spikes[l] != c.source.stats.spikes[l]).any() for l in range(L + 1))
+
+
+# ---------------------------------------------------------------- ExecutionSource
+
+
+def test_execution_source_work_has_each_cost_route_keys_shaped_and_bounded():
+    net, prog, rec, report = run_execution()
+    check_work_contract(net, prog, rec.calls)
+    assert report.mode == "execution-driven"
+
+
+def test_execution_source_counts_equal_the_spike_lists_it_produced():
+    x, y = spikes_in()
+    net = network()
+    run = mimdsim.simulate(net, CHIP, inputs=x, labels=y)
+    s = run.stats
+    spk = [x.astype(bool)] + [tr["spk"].astype(bool) for tr in run.traces]
+    assert sum(int(c.sum()) for c in s.listed[1:]) > sum(int(c.sum()) for c in s.kept[1:]) > 0
+    for l in range(L + 1):
+        ids = run.lists[l]
+        valid = ids >= 0
+        k = np.arange(ids.shape[2])
+        np.testing.assert_array_equal(valid, k[None, None, :] < s.listed[l][..., None])  # ids up to listed, -1 after
+        assert (s.listed[l] >= s.kept[l]).all()
+        tt, bb, kk = np.nonzero(valid)
+        is_spike = spk[l][tt, bb, ids[tt, bb, kk]]
+        kept = kk < s.kept[l][tt, bb]
+        np.testing.assert_array_equal(is_spike, kept)  # spikes first, then candidates
+        # spikes before truncation = the dynamics' spikes
+        np.testing.assert_array_equal(s.spikes[l], spk[l].sum(axis=2))
+
+
+def test_execution_source_step_work_matches_its_stats():
+    net, prog, rec, _ = run_execution()
+    s = rec.source.stats
+    for vs, t, w in rec.calls:
+        if vs.codelet == "spike_combine":
+            np.testing.assert_array_equal(w["listed"], s.listed[vs.layer][t])
+        elif vs.codelet == "count_spikes":
+            np.testing.assert_array_equal(w["spikes"], s.kept[L][t])
+        elif vs.codelet == "lif_forward" and vs.layer == 1:  # the input list of the same step
+            np.testing.assert_array_equal(w["in_spikes"], s.kept[0][t])
+        elif vs.codelet == "lif_forward":  # delay 1: the input layer's list of the previous step
+            np.testing.assert_array_equal(w["in_spikes"], s.kept[vs.layer - 1][t - 1] if t else 0)
+
+
+def test_execution_source_output_counts_are_the_sent_output_spikes():
+    x, y = spikes_in()
+    run = mimdsim.simulate(network(), CHIP, inputs=x, labels=y)
+    np.testing.assert_array_equal(run.counts.sum(axis=1), run.stats.kept[L].sum(axis=0))
+
+
+def test_execution_source_counts_equal_traced_output_spikes_when_no_list_overflows():
+    net = mimdsim.Network.build([40, 30, 10], "leaky", beta=0.9, weight_scale=5.0)  # capacities = sizes: exact
+    rng = np.random.default_rng(1)
+    x, y = (rng.random((T, B, 40)) < 0.3).astype(np.uint8), rng.integers(0, 10, B)
+    run = mimdsim.simulate(net, CHIP, inputs=x, labels=y)
+    assert all(not d.any() for d in run.stats.dropped_spikes)
+    spk = run.traces[-1]["spk"]
+    assert spk.sum() > 0
+    np.testing.assert_array_equal(run.counts, spk.sum(axis=0))
+
+
+# ---------------------------------------------------------------- both sources, one program
+
+
+STATIC_STEPS = ("io.inputs", "loss", "loss.grad", "bwd.reduce1", "bwd.reduce2", "update.copies", "update.optimizer")
+
+
+def test_execution_and_rate_runs_share_every_static_superstep_cost():
+    net = network()
+    x, y = spikes_in()
+    ex = mimdsim.simulate(net, CHIP, inputs=x, labels=y)
+    rt = mimdsim.simulate(net, CHIP, timesteps=T, batch_size=B, activity=0.1)
+    assert ex.program is rt.program  # one compiled program
+    assert ex.report.steps.keys() == rt.report.steps.keys()
+    for name in STATIC_STEPS:
+        assert ex.report.steps[name] == rt.report.steps[name], name
+    # exchanges are compiled at fixed sizes: every superstep's exchange, sync and count agree too
+    for name, rec in ex.report.steps.items():
+        other = rt.report.steps[name]
+        assert (rec["count"], rec["exchange"], rec["sync"], rec["host"]) == \
+            (other["count"], other["exchange"], other["sync"], other["host"]), name
+    # while the data-dependent compute differs (the comparison is not of two identical runs)
+    assert ex.report.steps["fwd.neuron"]["compute"] != rt.report.steps["fwd.neuron"]["compute"]
