@@ -171,7 +171,8 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
     ``timeline``: if a list is given, one record per superstep execution is appended
     (name, phase, t, compute, exchange, sync, host cycles and the slowest tile's compute per
     tile group of the program's mapping) — what a trace is drawn from. ``progress(done,
-    total)`` is called after every loop iteration.
+    total)`` is called after every loop iteration's numerics (once per loop for an analytical
+    program).
     """
     costs = _Costs(program, source, timeline)
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
