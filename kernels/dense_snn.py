@@ -33,7 +33,8 @@ UPDATE_SAMPLE_OVERHEAD = 4  # AMP path: the update loop's pointers per sample
 
 
 def _amp(tile: Tile) -> AmpTile:
-    return AmpTile(workers=tile.workers, vertex_launch_cycles=tile.vertex_launch_cycles)
+    """The tile's AMP unit at the chip's rates (the Tile carries them)."""
+    return AmpTile.of(tile)
 
 
 def dense_forward_cycles(n_local, n_in, batch, tile: Tile, update_per_vector, precision="fp32",

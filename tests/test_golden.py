@@ -30,6 +30,14 @@ def _cli(*argv):
     return run
 
 
+def _with_numerics(run) -> dict:
+    """The report, the loss and the gradient norms of an execution-driven run."""
+    d = run.report.to_dict()
+    d["loss"] = float(run.loss)
+    d["grad_norms"] = [float(np.linalg.norm(g)) for g in run.grads]
+    return d
+
+
 def _zoo(tmp):
     """A neuron-zoo model through the Python API: recurrent synaptic + alpha layers, execution-driven."""
     import mimdsim
@@ -42,10 +50,7 @@ def _zoo(tmp):
     x = (rng.random((12, 8, 40)) < 0.2).astype(np.uint8)
     y = rng.integers(0, 6, 8)
     run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=y)
-    d = run.report.to_dict()
-    d["loss"] = float(run.loss)
-    d["grad_norms"] = [float(np.linalg.norm(g)) for g in run.grads]
-    return d
+    return _with_numerics(run)
 
 
 def _fp16(tmp):
@@ -56,10 +61,7 @@ def _fp16(tmp):
     x = (rng.random((20, 16, 100)) < 0.1).astype(np.uint8)
     y = rng.integers(0, 10, 16)
     run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=128), inputs=x, labels=y, precision="fp16")
-    d = run.report.to_dict()
-    d["loss"] = float(run.loss)
-    d["grad_norms"] = [float(np.linalg.norm(g)) for g in run.grads]
-    return d
+    return _with_numerics(run)
 
 
 def _dense(tmp):
@@ -70,10 +72,7 @@ def _dense(tmp):
     x = (rng.random((10, 8, 64)) < 0.2).astype(np.uint8)
     y = rng.integers(0, 10, 8)
     run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=y)
-    d = run.report.to_dict()
-    d["loss"] = float(run.loss)
-    d["grad_norms"] = [float(np.linalg.norm(g)) for g in run.grads]
-    return d
+    return _with_numerics(run)
 
 
 CASES = {
