@@ -122,11 +122,11 @@ def test_rate_driven_arguments():
     net = mimdsim.Network.feedforward([20, 10, 4])
     with pytest.raises(ConfigError, match="needs timesteps=, batch_size= and activity="):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2)
-    with pytest.raises(ConfigError, match="activity value 1.5 must be a fraction"):
+    with pytest.raises(ConfigError, match=r"activity=1.5 must be a finite number in \[0, 1\]"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=1.5)
     with pytest.raises(ConfigError, match="activity has 3 entries; give one number or 2"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=[0.1, 0.1, 0.1])
-    with pytest.raises(ConfigError, match="batch_size=0 must be a positive integer"):
+    with pytest.raises(ConfigError, match="batch_size=0 must be an integer >= 1; a step trains at least one sample"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=0, activity=0.1)
 
 
