@@ -11,7 +11,6 @@ Relative output paths are taken relative to the experiment file.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -20,6 +19,7 @@ import numpy as np
 
 from .errors import ConfigError, MimdsimError
 from .settings import BY_KEY, SETTINGS, check_value
+from .validate import did_you_mean
 
 try:  # Python 3.11+
     import tomllib
@@ -86,15 +86,9 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     values = {s.key: s.default for s in SETTINGS}
     for key, value in flat.items():
         if key not in BY_KEY:
-            close = difflib.get_close_matches(key, list(BY_KEY), n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; valid keys: {', '.join(BY_KEY)}"
-            raise ConfigError(f"{where(key)}: unknown key {key!r}{hint}")
-        try:
-            values[key] = check_value(BY_KEY[key], value)
-        except (TypeError, ValueError) as e:
-            close = difflib.get_close_matches(str(value), BY_KEY[key].choices, n=1) if BY_KEY[key].choices else []
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"{where(key)}: {e}{hint}")
+            raise ConfigError(f"{where(key)}: unknown key {key!r}."
+                              + (did_you_mean(key, BY_KEY) or f" Valid keys: {', '.join(BY_KEY)}."))
+        values[key] = check_value(BY_KEY[key], value, where=f"{where(key)}: ")
     from .arch.chip import CHIPS
     for field in values["chip.set"] or {}:  # named with its file and line before anything runs
         CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
@@ -107,7 +101,9 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     return values, command
 
 
-def _build(values: dict):
+def build_run(values: dict):
+    """The network, the system and the keyword arguments of :func:`~mimdsim.simulate` that the
+    settings ``values`` (SNN workload) describe."""
     from .arch import system
     from .snn import Network
 
@@ -165,7 +161,7 @@ def execute(values: dict, command: str, *, out=print):
     from .report.outputs import write_outputs
 
     try:
-        net, sys_spec, kw = _build(values)
+        net, sys_spec, kw = build_run(values)
         progress = None if values["output.quiet"] else _progress_bar()
         timeline = [] if values["output.trace"] else None
         if command == "compare":

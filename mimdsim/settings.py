@@ -9,6 +9,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .errors import ConfigError
+from .validate import check_choice, is_int, is_number
+
 DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
 
 
@@ -179,27 +182,23 @@ def values_from_args(args) -> dict:
     return out
 
 
-def check_value(s: Setting, value) -> Any:
-    """Return the value if it has the setting's type, else raise TypeError naming what it should be."""
-    def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    def is_num(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+def check_value(s: Setting, value, where: str = "") -> Any:
+    """Return the value if it has the setting's type and is one of its choices, else raise
+    ConfigError naming what it should be (``where`` prefixes the message: "file:line: ")."""
     ok = {
-        "int": is_int, "float": is_num, "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+        "int": is_int, "float": is_number, "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
         "int_list": lambda v: isinstance(v, list) and len(v) >= 2 and all(is_int(x) for x in v),
-        "fraction_list": lambda v: is_num(v) or (isinstance(v, list) and v and all(is_num(x) for x in v)),
+        "fraction_list": lambda v: is_number(v) or (isinstance(v, list) and v and all(is_number(x) for x in v)),
         "str_list": lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
-        "table": lambda v: isinstance(v, dict) and all(is_num(x) for x in v.values()),
+        "table": lambda v: isinstance(v, dict) and all(is_number(x) for x in v.values()),
     }[s.kind]
     if value is None and s.default is None:
         return value
     if not ok(value):
-        raise TypeError(f"{s.key} must be {TYPE_NAMES[s.kind]}, got {value!r}")
-    bad = [v for v in (value if isinstance(value, list) else [value]) if s.choices and v not in s.choices]
-    if bad:
-        raise ValueError(f"{s.key} = {bad[0]!r} is not one of {', '.join(s.choices)}")
+        raise ConfigError(f"{where}{s.key} must be {TYPE_NAMES[s.kind]}, got {value!r}")
+    if s.choices:
+        for v in value if isinstance(value, list) else [value]:
+            check_choice(s.key, v, s.choices, where=where)
     return float(value) if s.kind == "float" else value
 
 

@@ -49,12 +49,12 @@ def test_gpu_table_makes_a_comparison(tmp_path):
 
 
 @pytest.mark.parametrize("text,match", [
-    ('[model]\nlayer = [1, 2]\n', r"exp.toml:2: unknown key 'model.layer'; did you mean 'model.layers'\?"),
-    ('[model]\ntimesteps = 10\n\n[run]\nseeds = 3\n', r"exp.toml:5: unknown key 'run.seeds'; did you mean 'run.seed'\?"),
+    ('[model]\nlayer = [1, 2]\n', r"exp.toml:2: unknown key 'model.layer'. Did you mean 'model.layers'\?"),
+    ('[model]\ntimesteps = 10\n\n[run]\nseeds = 3\n', r"exp.toml:5: unknown key 'run.seeds'. Did you mean 'run.seed'\?"),
     ('[model]\ntimesteps = "ten"\n', r"exp.toml:2: model.timesteps must be an integer, got 'ten'"),
     ('[model]\nlayers = [2312, 10.5]\n', r"exp.toml:2: model.layers must be a list of integers"),
-    ('[model]\noverflow = "lowest"\n', r"exp.toml:2: model.overflow = 'lowest' is not one of .*did you mean 'lowest-index'\?"),
-    ('[gpu]\nstrategies = ["fusd"]\n', r"exp.toml:2: gpu.strategies = 'fusd' is not one of .*did you mean 'fused'\?"),
+    ('[model]\noverflow = "lowest"\n', r"exp.toml:2: model.overflow='lowest' is not one of .* Did you mean 'lowest-index'\?"),
+    ('[gpu]\nstrategies = ["fusd"]\n', r"exp.toml:2: gpu.strategies='fusd' is not one of .* Did you mean 'fused'\?"),
     ('[chip]\nset.tiles = "many"\n', r"exp.toml:2: chip.set must be a table of field = value"),
     ('[model\nlayers = 3\n', r"exp.toml: not valid TOML"),
 ])
