@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from .errors import ConfigError, MimdsimError
-from .settings import BY_KEY, SETTINGS, check_value
+from .settings import FILE_KEYS, check_value
 from .validate import did_you_mean
 
 try:  # Python 3.11+
@@ -50,7 +50,7 @@ def _flatten(d: dict, prefix="") -> dict:
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict) and key not in BY_KEY:
+        if isinstance(v, dict) and key not in FILE_KEYS:
             out.update(_flatten(v, key + "."))
         else:
             out[key] = v
@@ -83,12 +83,12 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
                           f"`mimdsim sweep {path}`")
     data.pop("sweep", None)
     flat = _flatten(data)
-    values = {s.key: s.default for s in SETTINGS}
+    values = {key: s.default for key, s in FILE_KEYS.items()}
     for key, value in flat.items():
-        if key not in BY_KEY:
+        if key not in FILE_KEYS:
             raise ConfigError(f"{where(key)}: unknown key {key!r}."
-                              + (did_you_mean(key, BY_KEY) or f" Valid keys: {', '.join(BY_KEY)}."))
-        values[key] = check_value(BY_KEY[key], value, where=f"{where(key)}: ")
+                              + (did_you_mean(key, FILE_KEYS) or f" Valid keys: {', '.join(FILE_KEYS)}."))
+        values[key] = check_value(FILE_KEYS[key], value, where=f"{where(key)}: ")
     from .arch.chip import CHIPS
     for field in values["chip.set"] or {}:  # named with its file and line before anything runs
         CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")

@@ -21,11 +21,17 @@ def _write(tmp_path, text, name="exp.toml"):
 
 def test_every_cli_flag_has_a_toml_key_and_back():
     parser = build_parser()
-    for command in ("simulate", "compare"):
+    for command in ("simulate", "compare", "train"):
         sub = {a.dest: a for a in parser._subparsers._group_actions[0].choices[command]._actions}
         dests = {s.dest for s in SETTINGS if command in s.commands}
         flags = {d for d in sub if d not in ("help",)}
         assert flags == dests, (command, flags ^ dests)
+
+
+def test_train_only_flags_are_not_file_keys(tmp_path):
+    with pytest.raises(ConfigError, match=r"exp.toml:2: unknown key 'train.epochs'"):
+        load_experiment(_write(tmp_path, '[train]\nepochs = 3\n'))
+    assert "model.timesteps" in load_experiment(_write(tmp_path, '[model]\ntimesteps = 3\n', "ok.toml"))[0]
 
 
 def test_minimal_file_uses_defaults_and_runs(tmp_path, capsys):

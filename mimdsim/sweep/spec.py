@@ -30,7 +30,7 @@ import numpy as np
 from ..arch.chip import CHIPS
 from ..errors import ConfigError, MimdsimError
 from ..experiment import key_lines, load_experiment, tomllib
-from ..settings import BY_KEY, check_value
+from ..settings import FILE_KEYS, check_value
 from ..validate import check_choice, check_int, did_you_mean
 
 MODES = ("grid", "zip", "random")
@@ -111,9 +111,9 @@ def load_sweep(path) -> Sweep:
     axes = {}
     for key, spec in sw["axes"].items():
         where = f"{path}:{lines.get('sweep.axes.' + key, lines.get('sweep.axes', '?'))}"
-        if key not in BY_KEY and not key.startswith("chip.set."):
+        if key not in FILE_KEYS and not key.startswith("chip.set."):
             raise ConfigError(f"{where}: unknown axis key {key!r}; axes take experiment keys (docs/reference.md) or "
-                              f"chip.set.FIELD." + did_you_mean(key, BY_KEY))
+                              f"chip.set.FIELD." + did_you_mean(key, FILE_KEYS))
         if key.startswith("chip.set."):
             CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
@@ -180,7 +180,7 @@ def check_points(sweep: Sweep, lines) -> None:
         for key, value in params.items():
             where = f"{sweep.path}:{lines.get('sweep.axes.' + key, '?')}"
             if not key.startswith("chip.set."):
-                check_value(BY_KEY[key], value, where=f"{where}: axis {key!r}: ")
+                check_value(FILE_KEYS[key], value, where=f"{where}: axis {key!r}: ")
         values = point_values(sweep, params)
         shape = json.dumps({k: values[k] for k in sorted(values) if k.startswith(("model.", "chip."))}, default=str)
         if shape in seen:
