@@ -104,7 +104,7 @@ def default_structure(layers: int) -> Structure:
     return Structure((spec,) * layers, (False,) * layers, 1, Readout(), (False,) * layers)
 
 
-def _per_neuron_vectors(spec) -> int:
+def per_neuron_vectors(spec) -> int:
     """Per-neuron parameter vectors a tile loads in the update (tuples or learnable)."""
     n = sum(isinstance(getattr(spec, k), tuple) or (k == "beta" and spec.learn_beta)
             or (k == "threshold" and spec.learn_threshold) for k in ("beta", "alpha", "threshold"))
@@ -114,7 +114,7 @@ def _per_neuron_vectors(spec) -> int:
 def layer_codelet_args(spec, bias: bool, membrane_max: bool, activity_l1: bool = False) -> dict:
     """Static per-vertex instruction counts of a layer's forward and backward codelets
     (``activity_l1``: a hidden layer under the L1 activity penalty)."""
-    pv = _per_neuron_vectors(spec)
+    pv = per_neuron_vectors(spec)
     update = _lif.forward_update_instructions(
         model=spec.model, reset=spec.reset, reset_delay=spec.reset_delay, bias=bias,
         one_to_one=spec.recurrence == "one-to-one", per_neuron_params=pv, membrane_max=membrane_max,
