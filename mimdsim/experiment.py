@@ -101,10 +101,19 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     return values, command
 
 
+def build_system(values: dict):
+    """The system the ``chip.*`` settings ``values`` describe (preset, chips, tiles and --set fields)."""
+    from .arch import system
+
+    overrides = dict(values["chip.set"] or {})
+    if values["chip.tiles"] is not None:
+        overrides["tiles"] = values["chip.tiles"]
+    return system(values["chip.preset"], chips=values["chip.chips"], **overrides)
+
+
 def build_run(values: dict):
     """The network, the system and the keyword arguments of :func:`~mimdsim.simulate` that the
     settings ``values`` (SNN workload) describe."""
-    from .arch import system
     from .snn import Network
 
     v = values
@@ -120,10 +129,7 @@ def build_run(values: dict):
                                   input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                                   overflow=v["model.overflow"], seed=v["run.seed"],
                                   weight_scale=v["model.weight_scale"])
-    overrides = dict(v["chip.set"] or {})
-    if v["chip.tiles"] is not None:
-        overrides["tiles"] = v["chip.tiles"]
-    sys_spec = system(v["chip.preset"], chips=v["chip.chips"], **overrides)
+    sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.inference"):
         kw["training"] = False

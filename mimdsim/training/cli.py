@@ -56,7 +56,7 @@ def _feedforward(v, dataset):
 
 
 def cmd_train(args) -> int:
-    from .. import arch
+    from ..experiment import build_system
     from ..optim import SGD, Adam
     from .init import calibrate_activity
     from .loop import Theta2Schedule, format_epoch, header, train
@@ -64,10 +64,7 @@ def cmd_train(args) -> int:
     v = values_from_args(args)
     dataset = load_dataset(v)
     net = build_network(v, dataset)
-    overrides = dict(v["chip.set"] or {})
-    if v["chip.tiles"] is not None:
-        overrides["tiles"] = v["chip.tiles"]
-    system = arch.system(v["chip.preset"], chips=v["chip.chips"], **overrides)
+    system = build_system(v)
     dense, quiet, seed, B = v["network.dense"], v["train.quiet"], v["run.seed"], v["train.batch"]
     say = (lambda *a: None) if quiet else print
     say(dataset.describe())
