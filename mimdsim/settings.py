@@ -42,6 +42,7 @@ class Setting:
 
 FILE_COMMANDS = ("simulate", "compare")
 TRAIN = ("train",)
+GPU_STRATEGIES = ("per-step", "fused", "sparse")  # mimdsim.workloads.snn.gpu.STRATEGIES (a test keeps them equal)
 DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 
@@ -85,8 +86,8 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`); train: timed for the "
             "same steps", commands=("compare", "train"), group=CHIP),
-    Setting("gpu.strategies", "--strategy", "str_list", ["per-step", "fused", "sparse"],
-            "GPU execution strategies, comma-separated", choices=("per-step", "fused", "sparse"),
+    Setting("gpu.strategies", "--strategy", "str_list", list(GPU_STRATEGIES),
+            "GPU execution strategies, comma-separated", choices=GPU_STRATEGIES,
             commands=("compare",)),
     Setting("gpu.precision", "--precision", "str", "fp32", "GPU precision (the chip runs float32)",
             choices=("fp32", "tf32", "fp16", "bf16"), commands=("compare", "train"), group=CHIP),
@@ -186,7 +187,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("train.resume", "--resume", "bool", False,
             "continue from --checkpoint (same network, data, optimizer)", commands=TRAIN, group=TRAINING),
     Setting("train.gpu_strategy", "--gpu-strategy", "str", "fused", "GPU execution strategy timed",
-            choices=("per-step", "fused", "sparse"), commands=TRAIN, group=CHIP),
+            choices=GPU_STRATEGIES, commands=TRAIN, group=CHIP),
     Setting("train.no_gpu", "--no-gpu", "bool", False, "skip the GPU model", commands=TRAIN, group=CHIP),
     Setting("train.json", "--json", "str", None, "write the configuration and per-epoch history as JSON",
             commands=TRAIN, metavar="FILE"),
