@@ -226,16 +226,22 @@ def multiplicity(stage: str, planes: int) -> int:
     return {"init": 1, "predict": planes - 1, "update": planes, "smooth": planes - 1, "final": 1}[stage]
 
 
-def _check(variant, covariance=None):
-    if variant not in VARIANTS:
-        raise ValueError(f"variant {variant!r}: expected one of {VARIANTS}")
-    if covariance is not None and covariance not in COVARIANCE_MODES:
-        raise ValueError(f"covariance {covariance!r}: expected one of {COVARIANCE_MODES}")
+def _one_of(name, value, options):
+    if value not in options:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, options))}")
+
+
+def check_variant(variant, covariance=None):
+    """ValueError unless ``variant`` is one of VARIANTS (and ``covariance``, when given, one of
+    COVARIANCE_MODES). Callers facing users check their arguments first."""
+    _one_of("variant", variant, VARIANTS)
+    if covariance is not None:
+        _one_of("covariance", covariance, COVARIANCE_MODES)
 
 
 def stage_instructions(variant: str, part: str, stage: str) -> int:
     """Instructions of one run of ``stage`` of the ``part`` ("state" or "cov") pass."""
-    _check(variant)
+    check_variant(variant)
     return sum(op.instructions for op in OPS[(variant, part)][stage])
 
 
@@ -248,13 +254,13 @@ def pass_instructions(variant: str, part: str, planes: int) -> int:
 
 def pass_arith(variant: str, part: str, planes: int) -> int:
     """Arithmetic instructions of one pass (for the GPU and CPU models): Σ multiplicity × arith."""
-    _check(variant)
+    check_variant(variant)
     return sum(multiplicity(s, planes) * sum(op.arith for op in OPS[(variant, part)][s]) for s in STAGES)
 
 
 def pass_memory(variant: str, part: str, planes: int) -> tuple[int, int]:
     """(loads, stores) of one pass."""
-    _check(variant)
+    check_variant(variant)
     ld = sum(multiplicity(s, planes) * sum(op.loads for op in OPS[(variant, part)][s]) for s in STAGES)
     st = sum(multiplicity(s, planes) * sum(op.stores for op in OPS[(variant, part)][s]) for s in STAGES)
     return ld, st
@@ -273,7 +279,7 @@ def kalman_cycles(tracks, planes: int, tile: Tile, variant: str = "vectorised", 
     cycles = workers × worker instructions + vertex_launch_cycles   (0 on a tile without tracks)
 
     with n_w = ceil(tracks / workers) on the busiest worker."""
-    _check(variant, covariance)
+    check_variant(variant, covariance)
     tracks = np.asarray(tracks)
     n_w = worker_tracks(tracks, tile.workers)
     state = pass_instructions(variant, "state", planes)
@@ -289,7 +295,7 @@ def op_schedule(planes: int, variant: str):
     """The operations in program order, as (stage, part, op index, op) — one superstep each in
     the ``per-op`` schedule: init, filter plane 0, (predict, filter) for planes 1..N-1, final,
     then the smoother from plane N-2 back to 0; covariance operations before state ones."""
-    _check(variant)
+    check_variant(variant)
     order = [("init", None)] + [("update", 0)] + \
         [(s, k) for k in range(1, planes) for s in ("predict", "update")] + [("final", None)] + \
         [("smooth", k) for k in range(planes - 2, -1, -1)]
@@ -305,8 +311,7 @@ def op_cycles(tracks, op: MatOp, part: str, tile: Tile, covariance: str = "share
     state op, or cov op per track:  VERTEX_OVERHEAD + n_w × (op instructions + TRACK_OVERHEAD)
     cov op, shared:                 VERTEX_OVERHEAD + op instructions (each busy worker its own copy)
     cycles = workers × that + vertex_launch_cycles"""
-    if covariance not in COVARIANCE_MODES:
-        raise ValueError(f"covariance {covariance!r}: expected one of {COVARIANCE_MODES}")
+    _one_of("covariance", covariance, COVARIANCE_MODES)
     tracks = np.asarray(tracks)
     n_w = worker_tracks(tracks, tile.workers)
     if part == "cov" and covariance == "shared":
@@ -332,7 +337,7 @@ def tile_bytes(tracks, planes: int, workers: int, variant: str = "vectorised", c
     covariance pass): predicted and filtered covariances, gain tables K and A, scratch (and the
     smoothed covariances when shared). Code once per tile; ``ops_vertices`` vertex states per
     busy worker (1 for the fused codelet, the number of operations for ``per-op``)."""
-    _check(variant, covariance)
+    check_variant(variant, covariance)
     tracks = np.asarray(tracks, dtype=np.int64)
     N, f = int(planes), FLOAT_BYTES
     busy = np.minimum(tracks, workers)

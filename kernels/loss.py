@@ -19,6 +19,8 @@ import numpy as np
 from .codelet import register
 from .tile import Tile, barrel_cycles, deal_jobs, per_worker
 
+KINDS = ("ce_count", "ce_rate", "mse_count", "ce_max_membrane")  # the losses readout_loss computes
+
 
 def count_cross_entropy(counts, labels):
     """Loss and ``dL/dC`` from ``counts[B, n_out]`` and integer ``labels[B]``."""
@@ -106,7 +108,7 @@ def readout_loss(kind, labels, *, counts=None, spikes=None, membrane=None, times
         grad = np.zeros_like(M)
         np.put_along_axis(grad, arg[None], g[None], axis=0)
         return loss, grad
-    raise KeyError(kind)
+    raise ValueError(f"unknown loss kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
 def accumulate_counts(counts, ids, n_spikes):

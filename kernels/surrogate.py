@@ -79,7 +79,7 @@ def surrogate_numpy(x, name, p1, p2=0.0):
         return np.where(x >= 0, -p1, p1)
     if name == "spike_rate_escape":
         return p2 * np.exp(-p1 * np.abs(x - 1))
-    raise KeyError(name)
+    raise ValueError(f"unknown surrogate {name!r}; expected one of {', '.join(NAMES)}")
 
 
 # Instruction counts of sg(x) for one listed id, after x = U - theta is formed (see

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .errors import ConfigError, OutOfDeviceMemory
 from .report.comparison import Comparison
+from .validate import check_choice
 from .workloads.snn.gpu import STRATEGIES, estimate
 from .workloads.snn.simulate import simulate
 from .workloads.snn.systolic import systolic_estimate
@@ -31,8 +32,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=STRATEGIES, prec
                           "programs); drop training=False, or simulate(..., training=False) the chip alone")
     strategies = [strategies] if isinstance(strategies, str) else list(strategies)
     for s in strategies:
-        if s not in STRATEGIES:
-            raise ConfigError(f"unknown GPU strategy {s!r}; choose from {', '.join(STRATEGIES)}")
+        check_choice("strategy", s, STRATEGIES, where="GPU ")
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
                    optimizer=optimizer, **simulate_kw)

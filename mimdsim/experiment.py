@@ -11,7 +11,6 @@ Relative output paths are taken relative to the experiment file.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -19,7 +18,8 @@ import sys
 import numpy as np
 
 from .errors import ConfigError, MimdsimError
-from .settings import BY_KEY, SETTINGS, check_value
+from .settings import FILE_KEYS, check_value
+from .validate import did_you_mean
 
 try:  # Python 3.11+
     import tomllib
@@ -50,7 +50,7 @@ def _flatten(d: dict, prefix="") -> dict:
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict) and key not in BY_KEY:
+        if isinstance(v, dict) and key not in FILE_KEYS:
             out.update(_flatten(v, key + "."))
         else:
             out[key] = v
@@ -83,18 +83,12 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
                           f"`mimdsim sweep {path}`")
     data.pop("sweep", None)
     flat = _flatten(data)
-    values = {s.key: s.default for s in SETTINGS}
+    values = {key: s.default for key, s in FILE_KEYS.items()}
     for key, value in flat.items():
-        if key not in BY_KEY:
-            close = difflib.get_close_matches(key, list(BY_KEY), n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; valid keys: {', '.join(BY_KEY)}"
-            raise ConfigError(f"{where(key)}: unknown key {key!r}{hint}")
-        try:
-            values[key] = check_value(BY_KEY[key], value)
-        except (TypeError, ValueError) as e:
-            close = difflib.get_close_matches(str(value), BY_KEY[key].choices, n=1) if BY_KEY[key].choices else []
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"{where(key)}: {e}{hint}")
+        if key not in FILE_KEYS:
+            raise ConfigError(f"{where(key)}: unknown key {key!r}."
+                              + (did_you_mean(key, FILE_KEYS) or f" Valid keys: {', '.join(FILE_KEYS)}."))
+        values[key] = check_value(FILE_KEYS[key], value, where=f"{where(key)}: ")
     from .arch.chip import CHIPS
     for field in values["chip.set"] or {}:  # named with its file and line before anything runs
         CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
@@ -107,8 +101,19 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     return values, command
 
 
-def _build(values: dict):
+def build_system(values: dict):
+    """The system the ``chip.*`` settings ``values`` describe (preset, chips, tiles and --set fields)."""
     from .arch import system
+
+    overrides = dict(values["chip.set"] or {})
+    if values["chip.tiles"] is not None:
+        overrides["tiles"] = values["chip.tiles"]
+    return system(values["chip.preset"], chips=values["chip.chips"], **overrides)
+
+
+def build_run(values: dict):
+    """The network, the system and the keyword arguments of :func:`~mimdsim.simulate` that the
+    settings ``values`` (SNN workload) describe."""
     from .snn import Network
 
     v = values
@@ -124,10 +129,7 @@ def _build(values: dict):
                                   input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                                   overflow=v["model.overflow"], seed=v["run.seed"],
                                   weight_scale=v["model.weight_scale"])
-    overrides = dict(v["chip.set"] or {})
-    if v["chip.tiles"] is not None:
-        overrides["tiles"] = v["chip.tiles"]
-    sys_spec = system(v["chip.preset"], chips=v["chip.chips"], **overrides)
+    sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.inference"):
         kw["training"] = False
@@ -165,7 +167,7 @@ def execute(values: dict, command: str, *, out=print):
     from .report.outputs import write_outputs
 
     try:
-        net, sys_spec, kw = _build(values)
+        net, sys_spec, kw = build_run(values)
         progress = None if values["output.quiet"] else _progress_bar()
         timeline = [] if values["output.trace"] else None
         if command == "compare":

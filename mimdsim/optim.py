@@ -5,17 +5,13 @@ with that optimizer's codelet and applied to the weights.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from kernels import optim as _k
 
-from .errors import ConfigError
+from .validate import check_number
 
-
-def _positive(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ConfigError(f"{name}={v!r} must be a positive finite number")
+OPTIMIZERS = ("adam", "sgd")  # the kinds below
 
 
 @dataclass
@@ -24,7 +20,7 @@ class SGD:
     kind = "sgd"
 
     def __post_init__(self):
-        _positive("lr", self.lr)
+        check_number("lr", self.lr, low=0, open_low=True, fix="the learning rate, e.g. 1e-2")
 
     def apply(self, index, w, g):
         _k.sgd_step(w, g, self.lr)
@@ -40,12 +36,11 @@ class Adam:
     kind = "adam"
 
     def __post_init__(self):
-        _positive("lr", self.lr)
-        _positive("eps", self.eps)
+        check_number("lr", self.lr, low=0, open_low=True, fix="the learning rate, e.g. 1e-3")
+        check_number("eps", self.eps, low=0, open_low=True, fix="e.g. 1e-8")
         for name in ("beta1", "beta2"):
-            v = getattr(self, name)
-            if not 0 <= v < 1:
-                raise ConfigError(f"{name}={v!r} must lie in [0, 1)")
+            check_number(name, getattr(self, name), low=0, high=1, open_high=True,
+                         fix="a moment's decay per step, e.g. 0.9")
 
     def apply(self, index, w, g):
         import numpy as np

@@ -1,13 +1,19 @@
 """Every run setting once: its TOML key, its command-line flag, its type, default and help.
 
-The CLI parsers and the experiment-file loader are both built from :data:`SETTINGS`, so a
-flag and its TOML key cannot drift apart.
+The CLI parsers (``simulate``, ``compare``, ``train``) and the experiment-file loader are all
+built from :data:`SETTINGS`, so a flag and its TOML key cannot drift apart. Experiment files
+take the settings of ``simulate`` and ``compare`` (:data:`FILE_KEYS`); those of ``train`` alone
+are flags only. A setting shared by several commands has one default and one meaning; where
+``train`` needs another default (``--timesteps`` 20, ``--batch`` 16, ...) it has its own row.
 """
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from .errors import ConfigError
+from .validate import check_choice, is_int, is_number
 
 DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
 
@@ -16,15 +22,28 @@ DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
 class Setting:
     key: str  # TOML key: "table.name"
     flag: str  # command-line flag
-    kind: str  # int, float, str, bool, int_list, fraction_list, str_list, table
+    kind: str  # int, float, str, bool, int_list, size_list, fraction_list, str_list, table
     default: Any
-    help: str
+    help: str  # argparse text: a literal % is written %%
     choices: tuple = ()
     commands: tuple = ("simulate", "compare")  # which commands take it
+    group: str = ""  # the help section of the flag (train), "" for none
+    metavar: str | None = None  # default: the flag's name in capitals
 
     @property
     def dest(self) -> str:
         return self.key.replace(".", "_")
+
+    @property
+    def in_files(self) -> bool:
+        """Whether experiment files take it (the settings of simulate and compare)."""
+        return bool(set(FILE_COMMANDS) & set(self.commands))
+
+
+FILE_COMMANDS = ("simulate", "compare")
+TRAIN = ("train",)
+GPU_STRATEGIES = ("per-step", "fused", "sparse")  # mimdsim.workloads.snn.gpu.STRATEGIES (a test keeps them equal)
+DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -33,12 +52,15 @@ SETTINGS: tuple[Setting, ...] = (
             "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
     Setting("model.batch", "--batch", "int", 48, "batch size B"),
-    Setting("model.max_activity", "--max-activity", "float", 0.01, "sets each list's capacity K = even floor(a*n)"),
+    Setting("model.max_activity", "--max-activity", "float", 0.01, "sets each list's capacity K = even floor(a*n)",
+            commands=("simulate", "compare", "train"), group=NETWORK),
     Setting("model.input_capacity", "--input-capacity", "int", None, "K of the input list (default: from max activity)"),
-    Setting("model.theta2", "--theta2", "float", 0.9, "gradient-candidate threshold"),
+    Setting("model.theta2", "--theta2", "float", 0.9, "gradient-candidate threshold",
+            commands=("simulate", "compare", "train"), group=NETWORK),
     Setting("model.overflow", "--overflow", "str", "lowest-index", "spike-list overflow policy",
             choices=("lowest-index", "random")),
-    Setting("model.weight_scale", "--weight-scale", "float", 1.0, "init std = scale / sqrt(fan-in)"),
+    Setting("model.weight_scale", "--weight-scale", "float", 1.0, "init std = scale / sqrt(fan-in)",
+            commands=("simulate", "compare", "train"), group=NETWORK),
     Setting("run.execute", "--execute", "bool", False,
             "execution-driven: real numerics on random input spikes (rate: input_activity)"),
     Setting("run.inference", "--inference", "bool", False,
@@ -49,25 +71,32 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
             "rate-driven fraction of gradient candidates (default: = activity)"),
     Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
-    Setting("run.seed", "--seed", "int", 0, "seed of weights, inputs and draws"),
-    Setting("run.neurons_per_tile", "--neurons-per-tile", "int", None, "default: smallest even count that fits"),
+    Setting("run.seed", "--seed", "int", 0, "seed of weights, inputs and draws",
+            commands=("simulate", "compare", "train"), group=TRAINING),
+    Setting("run.neurons_per_tile", "--neurons-per-tile", "int", None, "default: smallest even count that fits",
+            commands=("simulate", "compare", "train"), group=CHIP),
     Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
-    Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)"),
-    Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip"),
-    Setting("chip.chips", "--chips", "int", 1, "chips in the system (whole layers per chip)"),
-    Setting("chip.set", "--set", "table", None, "override any chip field, e.g. --set sram_per_tile=1248000"),
-    Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`)", commands=("compare",)),
-    Setting("gpu.strategies", "--strategy", "str_list", ["per-step", "fused", "sparse"],
-            "GPU execution strategies, comma-separated", choices=("per-step", "fused", "sparse"),
+    Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)",
+            commands=("simulate", "compare", "train"), group=CHIP),
+    Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip",
+            commands=("simulate", "compare", "train"), group=CHIP),
+    Setting("chip.chips", "--chips", "int", 1, "chips in the system (whole layers per chip)",
+            commands=("simulate", "compare", "train"), group=CHIP),
+    Setting("chip.set", "--set", "table", None, "override any chip field, e.g. --set sram_per_tile=1248000",
+            commands=("simulate", "compare", "train"), group=CHIP),
+    Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`); train: timed for the "
+            "same steps", commands=("compare", "train"), group=CHIP),
+    Setting("gpu.strategies", "--strategy", "str_list", list(GPU_STRATEGIES),
+            "GPU execution strategies, comma-separated", choices=GPU_STRATEGIES,
             commands=("compare",)),
     Setting("gpu.precision", "--precision", "str", "fp32", "GPU precision (the chip runs float32)",
-            choices=("fp32", "tf32", "fp16", "bf16"), commands=("compare",)),
+            choices=("fp32", "tf32", "fp16", "bf16"), commands=("compare", "train"), group=CHIP),
     Setting("gpu.systolic", "--systolic", "str", None,
             "also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)", commands=("compare",)),
-    Setting("output.json", "--json", "str", None, "write the full report as JSON"),
-    Setting("output.csv", "--csv", "str", None, "write one row per superstep (kernel) kind and phase"),
-    Setting("output.plot", "--plot", "str", None, "write figures (PNG and SVG) into this folder"),
-    Setting("output.trace", "--trace", "str", None, "write a Chrome/Perfetto trace-event JSON file"),
+    Setting("output.json", "--json", "str", None, "write the full report as JSON", metavar="FILE"),
+    Setting("output.csv", "--csv", "str", None, "write one row per superstep (kernel) kind and phase", metavar="FILE"),
+    Setting("output.plot", "--plot", "str", None, "write figures (PNG and SVG) into this folder", metavar="DIR"),
+    Setting("output.trace", "--trace", "str", None, "write a Chrome/Perfetto trace-event JSON file", metavar="FILE"),
     Setting("output.quiet", "--quiet", "bool", False, "no progress bar"),
     # Workloads beyond the SNN step (mimdsim/workloads, docs/workloads.md).
     Setting("workload.name", "--workload", "str", "snn",
@@ -95,12 +124,82 @@ SETTINGS: tuple[Setting, ...] = (
             "mlp: layer sizes, input first (batch: --batch)", commands=("compare",)),
     Setting("workload.utilisation", "--utilisation", "float", 0.66,
             "mlp: AMP fraction of peak (measured 0.48-0.84)", commands=("compare",)),
+    # `mimdsim train` (mimdsim/training/cli.py, docs/training.md): flags only, no file keys.
+    Setting("data.name", "--data", "str", "digits",
+            "data set: scikit-learn's 8x8 digits, a generated Randman task or an event file",
+            choices=("digits", "randman", "events"), commands=TRAIN, group=DATA),
+    Setting("data.timesteps", "--timesteps", "int", 20, "T: steps per sample", commands=TRAIN, group=DATA),
+    Setting("data.encoding", "--encoding", "str", "rate", "digits: spike code", choices=("rate", "latency"),
+            commands=TRAIN, group=DATA),
+    Setting("data.max_rate", "--max-rate", "float", 0.5, "digits rate code: spike probability of a white pixel",
+            commands=TRAIN, group=DATA),
+    Setting("data.classes", "--classes", "int", 10, "randman: classes", commands=TRAIN, group=DATA),
+    Setting("data.inputs", "--inputs", "int", 100, "randman: input neurons", commands=TRAIN, group=DATA),
+    Setting("data.samples_per_class", "--samples-per-class", "int", 200, "randman: samples per class",
+            commands=TRAIN, group=DATA),
+    Setting("data.manifold_dim", "--manifold-dim", "int", 1, "randman: manifold dimension", commands=TRAIN,
+            group=DATA),
+    Setting("data.events", "--events", "str", None, "events: .npz of times, ids, sample (or offsets), labels",
+            commands=TRAIN, group=DATA, metavar="FILE"),
+    Setting("data.test_events", "--test-events", "str", None, "events: a separate test file (default: 20%% held out)",
+            commands=TRAIN, group=DATA, metavar="FILE"),
+    Setting("data.duration", "--duration", "float", None, "events: time span mapped onto T steps", commands=TRAIN,
+            group=DATA),
+    Setting("data.seed", "--data-seed", "int", None, "seed of generation and split (default: --seed)",
+            commands=TRAIN, group=DATA),
+    Setting("network.hidden", "--hidden", "size_list", [512, 512], "hidden-layer sizes", commands=TRAIN,
+            group=NETWORK),
+    Setting("network.dense", "--dense", "bool", False, "dense gradients: K = layer size, theta2 = -inf",
+            commands=TRAIN, group=NETWORK),
+    Setting("network.dense_output", "--dense-output", "bool", False,
+            "keep the readout layer dense (K = its size, theta2 = -inf); hidden layers stay sparse",
+            commands=TRAIN, group=NETWORK),
+    Setting("network.activity_l1", "--activity-l1", "float", 0.0,
+            "L1 penalty on hidden spikes: loss += LAMBDA * sent hidden spikes (snnTorch l1_rate_sparsity)",
+            commands=TRAIN, group=NETWORK, metavar="LAMBDA"),
+    Setting("network.input_capacity", "--input-capacity", "int", None,
+            "K of the input list; more input spikes are subsampled at random and counted "
+            "(default: the largest per-step count in the training data)", commands=TRAIN, group=NETWORK),
+    Setting("network.overflow", "--overflow", "str", "random", "which spikes a full hidden list keeps",
+            choices=("lowest-index", "random"), commands=TRAIN, group=NETWORK),
+    Setting("network.init_activity", "--init-activity", "fraction_list", None,
+            "scale the initial weights to this activity per layer on a training batch", commands=TRAIN,
+            group=NETWORK, metavar="A[,A...]"),
+    Setting("network.theta2_start", "--theta2-start", "float", -100.0,
+            "theta2 at step 0; halfway to --theta2 (the schedule's target) per step", commands=TRAIN, group=NETWORK),
+    Setting("network.no_theta2_schedule", "--no-theta2-schedule", "bool", False, "keep theta2 fixed at --theta2",
+            commands=TRAIN, group=NETWORK),
+    Setting("train.epochs", "--epochs", "int", 10, "training epochs", commands=TRAIN, group=TRAINING),
+    Setting("train.batch", "--batch", "int", 16, "batch size B", commands=TRAIN, group=TRAINING),
+    Setting("train.optimizer", "--optimizer", "str", "adam", "its update runs on the chip",
+            choices=("adam", "sgd"), commands=TRAIN, group=TRAINING),
+    Setting("train.lr", "--lr", "float", 2e-3, "learning rate", commands=TRAIN, group=TRAINING),
+    Setting("train.lr_schedule", "--lr-schedule", "str", "none",
+            "per epoch: constant, cosine to 1%%, or step (lr/10 for the last quarter)",
+            choices=("none", "cosine", "step"), commands=TRAIN, group=TRAINING),
+    Setting("train.layerwise_lr", "--layerwise-lr", "bool", False,
+            "scale each layer's lr by the RMS of its initial weights (lr becomes a relative step)",
+            commands=TRAIN, group=TRAINING),
+    Setting("train.checkpoint", "--checkpoint", "str", None, "write weights, optimizer and RNG state every epoch",
+            commands=TRAIN, group=TRAINING, metavar="FILE.npz"),
+    Setting("train.checkpoint_every", "--checkpoint-every", "int", 1, "epochs between checkpoints",
+            commands=TRAIN, group=TRAINING),
+    Setting("train.resume", "--resume", "bool", False,
+            "continue from --checkpoint (same network, data, optimizer)", commands=TRAIN, group=TRAINING),
+    Setting("train.gpu_strategy", "--gpu-strategy", "str", "fused", "GPU execution strategy timed",
+            choices=GPU_STRATEGIES, commands=TRAIN, group=CHIP),
+    Setting("train.no_gpu", "--no-gpu", "bool", False, "skip the GPU model", commands=TRAIN, group=CHIP),
+    Setting("train.json", "--json", "str", None, "write the configuration and per-epoch history as JSON",
+            commands=TRAIN, metavar="FILE"),
+    Setting("train.quiet", "--quiet", "bool", False, "no progress bar and no per-epoch lines", commands=TRAIN),
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}
+FILE_KEYS = {s.key: s for s in SETTINGS if s.in_files}  # what experiment files take
 TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-              "int_list": "a list of integers", "fraction_list": "a number or a list of numbers",
-              "str_list": "a list of strings", "table": "a table of field = value"}
+              "int_list": "a list of integers", "size_list": "a list of positive integers",
+              "fraction_list": "a number or a list of numbers", "str_list": "a list of strings",
+              "table": "a table of field = value"}
 
 
 def _int_list(text):
@@ -111,6 +210,16 @@ def _int_list(text):
                                          + ",".join(map(str, DEFAULT_LAYERS)))
     if len(vals) < 2:
         raise argparse.ArgumentTypeError(f"{text!r}: give at least an input and an output size")
+    return vals
+
+
+def _size_list(text):
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        vals = []
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of positive sizes, e.g. 512,512")
     return vals
 
 
@@ -151,22 +260,29 @@ def _field_value(text):
     return key.strip(), (int(num) if num == int(num) and "." not in value and "e" not in value.lower() else num)
 
 
-def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """Add the flags of every setting that ``command`` takes."""
+def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple = ()) -> None:
+    """Add the flags of every setting that ``command`` takes; a setting whose ``group`` is one
+    of ``groups`` goes into that help section (sections in the order of ``groups``).
+
+    A ``bool`` flag gets ``--flag``/``--no-flag``, except one whose name is already a negation
+    (``--no-gpu``): that one is a plain switch."""
+    sections = {title: parser.add_argument_group(title) for title in groups}
     for s in SETTINGS:
         if command not in s.commands:
             continue
         kw: dict[str, Any] = {"dest": s.dest, "help": s.help, "default": s.default}
         if s.kind == "bool":
-            kw["action"] = argparse.BooleanOptionalAction
+            kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
         elif s.kind == "table":
             kw.update(type=_field_value, action="append", metavar="FIELD=VALUE", default=None)
         else:
-            kw["type"] = {"int": int, "float": float, "str": str, "int_list": _int_list,
+            kw["type"] = {"int": int, "float": float, "str": str, "int_list": _int_list, "size_list": _size_list,
                           "fraction_list": _fraction_list, "str_list": _str_list(s.choices)}[s.kind]
             if s.choices and s.kind == "str":
                 kw["choices"] = s.choices
-        parser.add_argument(s.flag, **kw)
+            else:
+                kw["metavar"] = s.metavar or s.flag[2:].upper().replace("-", "_")
+        sections.get(s.group, parser).add_argument(s.flag, **kw)
 
 
 def values_from_args(args) -> dict:
@@ -179,27 +295,24 @@ def values_from_args(args) -> dict:
     return out
 
 
-def check_value(s: Setting, value) -> Any:
-    """Return the value if it has the setting's type, else raise TypeError naming what it should be."""
-    def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    def is_num(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+def check_value(s: Setting, value, where: str = "") -> Any:
+    """Return the value if it has the setting's type and is one of its choices, else raise
+    ConfigError naming what it should be (``where`` prefixes the message: "file:line: ")."""
     ok = {
-        "int": is_int, "float": is_num, "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
+        "int": is_int, "float": is_number, "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool),
         "int_list": lambda v: isinstance(v, list) and len(v) >= 2 and all(is_int(x) for x in v),
-        "fraction_list": lambda v: is_num(v) or (isinstance(v, list) and v and all(is_num(x) for x in v)),
+        "size_list": lambda v: isinstance(v, list) and v and all(is_int(x) and x >= 1 for x in v),
+        "fraction_list": lambda v: is_number(v) or (isinstance(v, list) and v and all(is_number(x) for x in v)),
         "str_list": lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
-        "table": lambda v: isinstance(v, dict) and all(is_num(x) for x in v.values()),
+        "table": lambda v: isinstance(v, dict) and all(is_number(x) for x in v.values()),
     }[s.kind]
     if value is None and s.default is None:
         return value
     if not ok(value):
-        raise TypeError(f"{s.key} must be {TYPE_NAMES[s.kind]}, got {value!r}")
-    bad = [v for v in (value if isinstance(value, list) else [value]) if s.choices and v not in s.choices]
-    if bad:
-        raise ValueError(f"{s.key} = {bad[0]!r} is not one of {', '.join(s.choices)}")
+        raise ConfigError(f"{where}{s.key} must be {TYPE_NAMES[s.kind]}, got {value!r}")
+    if s.choices:
+        for v in value if isinstance(value, list) else [value]:
+            check_choice(s.key, v, s.choices, where=where)
     return float(value) if s.kind == "float" else value
 
 
@@ -207,13 +320,15 @@ Parse = Callable[[str], Any]
 
 
 def reference_markdown() -> str:
-    """The CLI/TOML reference table (docs/reference.md is generated from it)."""
+    """The CLI/TOML reference table (docs/reference.md is generated from it); flags only
+    ``train`` takes have no TOML key (—)."""
     lines = ["| TOML key | flag | type | default | commands | meaning |", "|---|---|---|---|---|---|"]
     for s in SETTINGS:
         choices = f" ({', '.join(s.choices)})" if s.choices else ""
         default = "—" if s.default is None else f"`{s.default}`"
-        lines.append(f"| `{s.key}` | `{s.flag}` | {TYPE_NAMES[s.kind]} | {default} | {', '.join(s.commands)} | "
-                     f"{s.help}{choices} |")
+        key = f"`{s.key}`" if s.in_files else "—"
+        lines.append(f"| {key} | `{s.flag}` | {TYPE_NAMES[s.kind]} | {default} | {', '.join(s.commands)} | "
+                     f"{s.help.replace('%%', '%')}{choices} |")
     return "\n".join(lines)
 
 

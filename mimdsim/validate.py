@@ -93,6 +93,21 @@ def check_choice(name: str, value, options: Sequence, *, where: str = "", fix: F
     return value
 
 
+def check_fractions(name: str, value, count: int, *, per: str = "neuron layer", open_low: bool = False,
+                    open_high: bool = False, where: str = "", fix: Fix = "") -> list[float]:
+    """``value`` (one number, or a list, tuple or array of ``count``, one per ``per``) as ``count``
+    floats in [0, 1] (``open_low``/``open_high`` exclude 0/1)."""
+    def one(label, v):
+        return float(check_number(label, v, low=0, high=1, open_low=open_low, open_high=open_high, where=where,
+                                  fix=fix))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        values = list(value)
+        if len(values) != count:
+            raise ConfigError(f"{where}{name} has {len(values)} entries; give one number or {count} (one per {per})")
+        return [one(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return [one(name, value)] * count
+
+
 def check_positive_array(name: str, value, *, integer: bool = False, where: str = "", fix: Fix = "") -> np.ndarray:
     """``value`` (a number or an array of them) as a non-empty numpy array whose entries are all
     finite and > 0; with ``integer``, whole numbers >= 1 (whole floats such as 256.0 pass)."""

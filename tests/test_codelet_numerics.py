@@ -166,3 +166,15 @@ def test_optimizer_steps():
     adam_step(w, g.astype(float), m, v, 1, 0.01, 0.9, 0.999, 1e-8)
     # first Adam step: m_hat = g, v_hat = g^2 -> w -= lr * g / (|g| + eps)
     np.testing.assert_allclose(w, [1.0 - 0.01 * 0.5 / (0.5 + 1e-8), -2.0 + 0.01 * 0.25 / (0.25 + 1e-8)], rtol=1e-12)
+
+
+def test_kernels_name_the_valid_choices():
+    from kernels import kalman as kk
+    with pytest.raises(ValueError, match=r"variant='vector' is not one of 'scalar', 'vectorised'"):
+        kk.check_variant("vector")
+    with pytest.raises(ValueError, match=r"covariance='pertrack' is not one of 'shared', 'per-track'"):
+        kk.check_variant("scalar", "pertrack")
+    with pytest.raises(ValueError, match=r"unknown loss kind 'ce'; expected one of ce_count, ce_rate"):
+        loss.readout_loss("ce", np.zeros(2, int))
+    with pytest.raises(ValueError, match=r"unknown surrogate 'atn'; expected one of atan, fast_sigmoid"):
+        surrogate.surrogate_numpy(np.zeros(2), "atn", 1.0)

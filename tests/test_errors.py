@@ -13,10 +13,10 @@ def _xy(T=5, B=3, n=20, n_out=4):
 
 
 @pytest.mark.parametrize("sizes,match", [
-    ([20, 0, 4], "layer 1 size 0"),
-    ([20, -3, 4], "layer 1 size -3"),
+    ([20, 0, 4], r"sizes\[1\]=0 must be an integer >= 1"),
+    ([20, -3, 4], r"sizes\[1\]=-3"),
     ([20], "at least an input and an output"),
-    ([20, 2.5, 4], "layer 1 size 2.5"),
+    ([20, 2.5, 4], r"sizes\[1\]=2.5"),
 ])
 def test_bad_sizes(sizes, match):
     with pytest.raises(ConfigError, match=match):
@@ -24,9 +24,9 @@ def test_bad_sizes(sizes, match):
 
 
 def test_bad_capacity():
-    with pytest.raises(ConfigError, match="capacity of layer 1 is 0; it must be an integer >= 1"):
+    with pytest.raises(ConfigError, match=r"capacities\[1\]=0 must be an integer between 1 and 10; give layer 1 a list capacity K"):
         mimdsim.Network.feedforward([20, 10, 4], capacities=[4, 0, 2])
-    with pytest.raises(ConfigError, match="capacity of layer 2 is 9 but the layer has only 4 neurons"):
+    with pytest.raises(ConfigError, match=r"capacities\[2\]=9 must be an integer between 1 and 4"):
         mimdsim.Network.feedforward([20, 10, 4], capacities=[4, 2, 9])
     with pytest.raises(ConfigError, match="3 capacities for 4 layers"):
         mimdsim.Network.feedforward([20, 10, 8, 4], capacities=[4, 2, 2])
@@ -35,9 +35,9 @@ def test_bad_capacity():
 
 
 def test_bad_neuron_parameters():
-    with pytest.raises(ConfigError, match="alpha=1.5 must lie in"):
+    with pytest.raises(ConfigError, match=r"alpha=1.5 must be a finite number in \[0, 1\]; a decay factor"):
         mimdsim.Network.feedforward([20, 10, 4], alpha=1.5)
-    with pytest.raises(ConfigError, match="theta2=2.0 must be <= theta1=1.0"):
+    with pytest.raises(ConfigError, match=r"theta2=2.0 must be a number <= 1; candidates lie below the spike threshold theta1=1.0"):
         mimdsim.Network.feedforward([20, 10, 4], theta2=2.0)
     with pytest.raises(ConfigError, match="overflow='newest'"):
         mimdsim.Network.feedforward([20, 10, 4], overflow="newest")
@@ -122,11 +122,11 @@ def test_rate_driven_arguments():
     net = mimdsim.Network.feedforward([20, 10, 4])
     with pytest.raises(ConfigError, match="needs timesteps=, batch_size= and activity="):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2)
-    with pytest.raises(ConfigError, match="activity value 1.5 must be a fraction"):
+    with pytest.raises(ConfigError, match=r"activity=1.5 must be a finite number in \[0, 1\]"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=1.5)
     with pytest.raises(ConfigError, match="activity has 3 entries; give one number or 2"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=[0.1, 0.1, 0.1])
-    with pytest.raises(ConfigError, match="batch_size=0 must be a positive integer"):
+    with pytest.raises(ConfigError, match="batch_size=0 must be an integer >= 1; a step trains at least one sample"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=0, activity=0.1)
 
 
@@ -138,7 +138,7 @@ def test_strict_mode_raises_on_overflow():
 
 @pytest.mark.parametrize("argv,match", [
     (["simulate", "--chip", "ipu-mk3"], "unknown chip 'ipu-mk3'"),
-    (["simulate", "--layers", "20,0,4"], "layer 1 size 0"),
+    (["simulate", "--layers", "20,0,4"], r"sizes\[1\]=0 must be an integer >= 1"),
     (["simulate", "--chip", "ipu-mk1"], "tile .* needs .* B but has 262,144 B"),
 ])
 def test_cli_errors_are_one_line(argv, match, capsys):

@@ -21,11 +21,17 @@ def _write(tmp_path, text, name="exp.toml"):
 
 def test_every_cli_flag_has_a_toml_key_and_back():
     parser = build_parser()
-    for command in ("simulate", "compare"):
+    for command in ("simulate", "compare", "train"):
         sub = {a.dest: a for a in parser._subparsers._group_actions[0].choices[command]._actions}
         dests = {s.dest for s in SETTINGS if command in s.commands}
         flags = {d for d in sub if d not in ("help",)}
         assert flags == dests, (command, flags ^ dests)
+
+
+def test_train_only_flags_are_not_file_keys(tmp_path):
+    with pytest.raises(ConfigError, match=r"exp.toml:2: unknown key 'train.epochs'"):
+        load_experiment(_write(tmp_path, '[train]\nepochs = 3\n'))
+    assert "model.timesteps" in load_experiment(_write(tmp_path, '[model]\ntimesteps = 3\n', "ok.toml"))[0]
 
 
 def test_minimal_file_uses_defaults_and_runs(tmp_path, capsys):
@@ -49,12 +55,12 @@ def test_gpu_table_makes_a_comparison(tmp_path):
 
 
 @pytest.mark.parametrize("text,match", [
-    ('[model]\nlayer = [1, 2]\n', r"exp.toml:2: unknown key 'model.layer'; did you mean 'model.layers'\?"),
-    ('[model]\ntimesteps = 10\n\n[run]\nseeds = 3\n', r"exp.toml:5: unknown key 'run.seeds'; did you mean 'run.seed'\?"),
+    ('[model]\nlayer = [1, 2]\n', r"exp.toml:2: unknown key 'model.layer'. Did you mean 'model.layers'\?"),
+    ('[model]\ntimesteps = 10\n\n[run]\nseeds = 3\n', r"exp.toml:5: unknown key 'run.seeds'. Did you mean 'run.seed'\?"),
     ('[model]\ntimesteps = "ten"\n', r"exp.toml:2: model.timesteps must be an integer, got 'ten'"),
     ('[model]\nlayers = [2312, 10.5]\n', r"exp.toml:2: model.layers must be a list of integers"),
-    ('[model]\noverflow = "lowest"\n', r"exp.toml:2: model.overflow = 'lowest' is not one of .*did you mean 'lowest-index'\?"),
-    ('[gpu]\nstrategies = ["fusd"]\n', r"exp.toml:2: gpu.strategies = 'fusd' is not one of .*did you mean 'fused'\?"),
+    ('[model]\noverflow = "lowest"\n', r"exp.toml:2: model.overflow='lowest' is not one of .* Did you mean 'lowest-index'\?"),
+    ('[gpu]\nstrategies = ["fusd"]\n', r"exp.toml:2: gpu.strategies='fusd' is not one of .* Did you mean 'fused'\?"),
     ('[chip]\nset.tiles = "many"\n', r"exp.toml:2: chip.set must be a table of field = value"),
     ('[model\nlayers = 3\n', r"exp.toml: not valid TOML"),
 ])

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 import mimdsim
 from mimdsim.errors import ConfigError, OutOfDeviceMemory
 from mimdsim.gpu import Kernel, gpu, kernel_seconds
-from mimdsim.workloads.snn.gpu import estimate
+from mimdsim.workloads.snn.gpu import estimate, training_step_kernels
 
 A100 = gpu("a100-40gb")
 
@@ -138,14 +138,18 @@ def test_bad_input():
         estimate(net, "a100", timesteps=10, batch_size=8)
     with pytest.raises(ConfigError, match="v100"):
         estimate(net, "v100", timesteps=10, batch_size=8, precision="bf16")
-    with pytest.raises(ConfigError, match="unknown precision 'fp8'"):
+    with pytest.raises(ConfigError, match="precision='fp8' is not one of 'fp32'"):
         estimate(net, "a100-40gb", timesteps=10, batch_size=8, precision="fp8")
-    with pytest.raises(ConfigError, match="unknown GPU strategy 'magic'"):
+    with pytest.raises(ConfigError, match="GPU strategy='magic' is not one of 'per-step', 'fused', 'sparse'"):
         estimate(net, "a100-40gb", timesteps=10, batch_size=8, strategy="magic")
-    with pytest.raises(ConfigError, match="batch_size=-4 must be a positive integer"):
+    with pytest.raises(ConfigError, match="batch_size=-4 must be an integer >= 1"):
         estimate(net, "a100-40gb", timesteps=10, batch_size=-4)
     with pytest.raises(ConfigError, match="sparse strategy needs activity"):
         estimate(net, "a100-40gb", timesteps=10, batch_size=8, strategy="sparse")
+    with pytest.raises(ConfigError, match=r"input_activity=1.5 must be a finite number in \[0, 1\]"):
+        estimate(net, "a100-40gb", timesteps=10, batch_size=8, strategy="sparse", activity=0.1, input_activity=1.5)
+    with pytest.raises(ConfigError, match="strategy='magic' is not one of"):
+        training_step_kernels([4, 3, 2], 2, 1, strategy="magic", e=4)
 
 
 def test_report_schema_matches_mimd():

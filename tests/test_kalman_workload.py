@@ -140,22 +140,22 @@ def test_out_of_tile_memory_names_the_fit():
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(planes=0), r"planes=0: a straight-line track fit needs at least 2 planes"),
-    (dict(planes=1), r"planes=1: .* pass planes >= 2"),
+    (dict(planes=0), r"planes=0 must be an integer >= 2; a straight-line track fit needs at least 2 planes"),
+    (dict(planes=1), r"planes=1 must be an integer >= 2; .* pass planes >= 2"),
     (dict(planes=2.5), r"planes=2.5"),
     (dict(tracks_per_tile=0), r"tracks_per_tile=0 must be an integer >= 1"),
     (dict(tracks_per_tile=None), r"give tracks_per_tile="),
-    (dict(tiles=5000), r"tiles=5000 but ipu-mk2 has 1472 tiles"),
+    (dict(tiles=5000), r"tiles=5000 must be an integer between 1 and 1472; ipu-mk2 has 1472 tiles"),
     (dict(variant="vector"), r"variant='vector' is not one of .* Did you mean 'vectorised'"),
     (dict(covariance="pertrack"), r"covariance='pertrack' .* Did you mean 'per-track'"),
     (dict(schedule="perop"), r"schedule='perop'"),
     (dict(batches=0), r"batches=0 must be an integer >= 1"),
-    (dict(sigma=0.0), r"sigma has 1 value\(s\) that are not finite and > 0"),
+    (dict(sigma=0.0), r"sigma=0.0 must be a positive finite number; give hit resolutions > 0"),
     (dict(sigma=np.full((4, 5), 0.1)), r"sigma differs per track.*covariance='per-track'"),
     (dict(z=[0, 1, 1, 2, 3]), r"must increase strictly"),
     (dict(z=[0, 1, 2]), r"must be 5 finite plane positions"),
-    (dict(prior_var=(1.0, -1.0)), r"prior_var has 1 value"),
-    (dict(theta0=float("nan")), r"theta0 has 1 value"),
+    (dict(prior_var=(1.0, -1.0)), r"prior_var=-1.0 must be a positive finite number; give two variances > 0"),
+    (dict(theta0=float("nan")), r"theta0=nan must be a finite number >= 0; pass the rms scattering angle"),
 ])
 def test_bad_input_clear_errors(kw, match):
     args = dict(tracks_per_tile=2, planes=5, chip="ipu-mk2")

@@ -14,7 +14,7 @@ from mimdsim.gpu import gpu, kernel_seconds
 from mimdsim.gpu.model import PCIE_GEN4_X16
 from mimdsim.workloads.mlp.gpu import mlp_estimate, mlp_kernels
 from mimdsim.workloads import compare_mlp, mlp
-from mimdsim.workloads.mlp.program import DEFAULT_SIZES, _layer_input_transfer, plan_layer
+from mimdsim.workloads.mlp.program import DEFAULT_SIZES, layer_input_transfer, plan_layer
 
 MK2 = amp.AmpTile.of(mimdsim.chip("ipu-mk2"))
 
@@ -71,7 +71,7 @@ def test_plan_blocks_tile_the_layer_and_inputs_reach_every_tile():
     t, rows, cols = p.blocks()
     assert (rows * cols).sum() == 1000 * 128 and p.tiles <= 1472
     q = plan_layer(2, 128, 128, 1000, 1472, MK2, "fp32", 0.66, 4.0, 638976 / 3)
-    tr = _layer_input_transfer(p, q, 4)
+    tr = layer_input_transfer(p, q, 4)
     # every tile of layer 2 receives its rows x 128 inputs once (from the tiles that computed them)
     _, rows2, _ = q.blocks()
     got = np.bincount(tr.dst, weights=tr.nbytes, minlength=q.tiles)
@@ -119,14 +119,14 @@ def test_compare_mlp_and_cli(capsys):
 
 @pytest.mark.parametrize("kw,match", [
     (dict(sizes=[10]), r"give at least an input and an output size"),
-    (dict(sizes=[10, 0, 1]), r"layer 1 size 0 must be an integer >= 1"),
+    (dict(sizes=[10, 0, 1]), r"sizes\[1\]=0 must be an integer >= 1; every layer needs at least one neuron"),
     (dict(batch=0), r"batch=0 must be an integer >= 1"),
     (dict(precision="fp8"), r"precision='fp8' is not one of"),
-    (dict(utilisation=0.0), r"utilisation=0.0 must lie in \(0, 1\]; the measured AMP range is 0.48-0.84"),
+    (dict(utilisation=0.0), r"utilisation=0.0 must be a finite number in \(0, 1\]; the measured AMP range is 0.48-0.84"),
     (dict(utilisation=1.5), r"utilisation=1.5"),
     (dict(inputs=np.zeros((3, 7))), r"inputs have shape \(3, 7\); expected \[batch, 1800\]"),
     (dict(inputs=np.full((4, 1800), np.nan)), r"non-finite"),
-    (dict(tiles=2000), r"tiles=2000 but ipu-mk2 has 1472 tiles"),
+    (dict(tiles=2000), r"tiles=2000 must be an integer between 1 and 1472; ipu-mk2 has 1472 tiles"),
 ])
 def test_mlp_errors(kw, match):
     args = dict(batch=4, sizes=DEFAULT_SIZES)

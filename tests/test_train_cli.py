@@ -72,3 +72,11 @@ def test_train_dense_output_and_activity_l1(tmp_path, capsys):
     assert h[0]["listed_fraction"][-1] == 1.0
     assert main(["train", *TINY, "--epochs", "1", "--quiet", "--activity-l1", "-1"]) == 2
     assert "activity_l1=-1.0" in capsys.readouterr().err
+
+
+def test_train_settings_choices_match_the_models():
+    from mimdsim.optim import OPTIMIZERS
+    from mimdsim.settings import BY_KEY
+    from mimdsim.workloads.snn.gpu import STRATEGIES
+    assert BY_KEY["train.optimizer"].choices == OPTIMIZERS
+    assert BY_KEY["train.gpu_strategy"].choices == BY_KEY["gpu.strategies"].choices == STRATEGIES

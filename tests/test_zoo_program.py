@@ -197,13 +197,13 @@ def test_non_spiking_output_layer_reads_the_membrane():
     (dict(model="alpha", alpha=0.8, beta=0.8), r"alpha=0.8 must be greater than beta=0.8"),
     (dict(model="leaky"), r"needs beta"),
     (dict(model="synaptic", beta=0.5), r"needs alpha"),
-    (dict(model="lif", beta=0.5), r"unknown neuron model 'lif'"),
+    (dict(model="lif", beta=0.5), r"neuron model='lif' is not one of 'leaky'"),
     (dict(model="leaky", beta=0.5, reset="hard"), r"reset='hard'"),
     (dict(model="alpha", alpha=0.9, beta=0.8, reset_delay=False), r"reset_delay=False exists only"),
     (dict(model="lapicque"), r"give beta, or R and C"),
-    (dict(model="leaky", beta=0.5, surrogate="atn"), r"unknown surrogate 'atn'.*'atan'"),
+    (dict(model="leaky", beta=0.5, surrogate="atn"), r"surrogate='atn' is not one of .* Did you mean 'atan'"),
     (dict(model="leaky", beta=0.5, surrogate=Surrogate("fast_sigmoid", slope=25)), None),
-    (dict(model="leaky", beta=0.5, theta2=2.0), r"theta2=2.0 must be <= threshold"),
+    (dict(model="leaky", beta=0.5, theta2=2.0), r"theta2=2.0 must be a number <= 1; gradient candidates lie below the spike threshold"),
     (dict(model="leaky", beta=0.5, recurrence="full"), r"recurrence='full'"),
 ])
 def test_inconsistent_neuron_parameters_get_clear_errors(kwargs, match):

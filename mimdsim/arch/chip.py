@@ -136,6 +136,14 @@ class SystemSpec:
     def tiles(self) -> int:
         return self.chips * self.chip.tiles
 
+    def check_tiles(self, tiles: int | None) -> int:
+        """The tiles a workload asks for: every tile of the system when None, else an integer
+        between 1 and :attr:`tiles`."""
+        if tiles is None:
+            return self.tiles
+        return check_int("tiles", tiles, low=1, high=self.tiles,
+                         fix=f"{self.name} has {self.tiles} tiles; use fewer, or a system with more chips")
+
     def to_dict(self) -> dict:
         return {"chips": self.chips, "chip": self.chip.to_dict()}
 

@@ -17,26 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError, MimdsimError
+from ..validate import check_number
 
 
 class MissingDependency(MimdsimError, ImportError):
     """An optional dependency (an extra of the mimdsim package) is not installed."""
-
-
-def _positive_int(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ConfigError(f"{name}={v!r} must be a positive integer")
-    return int(v)
-
-
-def _fraction(name, v, low_open=False, high_open=False):
-    ok = isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and np.isfinite(v)
-    if ok:
-        ok = (v > 0 if low_open else v >= 0) and (v < 1 if high_open else v <= 1)
-    if not ok:
-        lo, hi = "(" if low_open else "[", ")" if high_open else "]"
-        raise ConfigError(f"{name}={v!r} must lie in {lo}0, 1{hi}")
-    return float(v)
 
 
 @dataclass
@@ -149,7 +134,8 @@ class SpikeSet:
 
 def split_indices(n, test_fraction, rng, labels=None):
     """A random (stratified when ``labels`` is given) train/test split of ``range(n)``."""
-    test_fraction = _fraction("test_fraction", test_fraction, high_open=True)
+    test_fraction = float(check_number("test_fraction", test_fraction, low=0, high=1, open_high=True,
+                                       fix="the share of samples held out for testing, e.g. 0.2"))
     perm = rng.permutation(n)
     if labels is None:
         n_test = int(round(test_fraction * n))

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
-from .base import Dataset, MissingDependency, SpikeSet, _fraction, _positive_int, split_indices
+from ..validate import check_choice, check_int, check_number
+from .base import Dataset, MissingDependency, SpikeSet, split_indices
 
 ENCODINGS = ("rate", "latency")
 
@@ -50,15 +50,16 @@ def digits(encoding="rate", timesteps=20, *, max_rate=0.5, threshold=0.2, span=1
            seed=0, limit=None) -> Dataset:
     """The 8x8 digits as spikes. ``encoding``: ``"rate"`` or ``"latency"``; a stratified
     ``test_fraction`` is held out (seeded). ``limit`` keeps only the first ``limit`` images."""
-    if encoding not in ENCODINGS:
-        raise ConfigError(f"encoding={encoding!r}; choose one of {', '.join(ENCODINGS)}")
-    T = _positive_int("timesteps", timesteps)
-    max_rate = _fraction("max_rate", max_rate, low_open=True)
-    threshold = _fraction("threshold", threshold, high_open=True)
-    span = _fraction("span", span)
+    check_choice("encoding", encoding, ENCODINGS)
+    T = check_int("timesteps", timesteps, low=1)
+    max_rate = float(check_number("max_rate", max_rate, low=0, high=1, open_low=True,
+                                  fix="the spike probability per step of a white pixel"))
+    threshold = float(check_number("threshold", threshold, low=0, high=1, open_high=True,
+                                   fix="the intensity below which a pixel never spikes"))
+    span = float(check_number("span", span, low=0, high=1, fix="the fraction of the steps the spike times span"))
     X, y = load_digit_images()
     if limit is not None:
-        limit = _positive_int("limit", limit)
+        limit = check_int("limit", limit, low=1, fix="the number of images to keep")
         X, y = X[:limit], y[:limit]
     rng = np.random.default_rng(seed)
     if encoding == "rate":

@@ -26,7 +26,8 @@ import zipfile
 import numpy as np
 
 from ..errors import ConfigError
-from .base import Dataset, SpikeSet, _positive_int, split_indices
+from ..validate import check_int, check_number
+from .base import Dataset, SpikeSet, split_indices
 
 FORMAT = ("times [E], ids [E], sample [E] (or offsets [N+1]), labels [N]; optional n_inputs, duration; "
           "see mimdsim.data.events")
@@ -77,7 +78,7 @@ def _int_array(path, name, a, ndim=1):
 def load_events(path, timesteps, *, n_inputs=None, n_classes=None, duration=None):
     """Read and check one event file; returns ``(SpikeSet, n_classes, info)``."""
     path = os.fspath(path)
-    T = _positive_int("timesteps", timesteps)
+    T = check_int("timesteps", timesteps, low=1)
     d = _read(path)
     for key in ("times", "ids", "labels"):
         if key not in d:
@@ -125,7 +126,7 @@ def load_events(path, timesteps, *, n_inputs=None, n_classes=None, duration=None
         n_inputs = int(d["n_inputs"])
     if n_inputs is None:
         n_inputs = int(ids.max()) + 1 if E else 1
-    n_inputs = _positive_int("n_inputs", n_inputs)
+    n_inputs = check_int("n_inputs", n_inputs, low=1)
     if E and (ids.min() < 0 or ids.max() >= n_inputs):
         out = (ids < 0) | (ids >= n_inputs)
         _fail(path, f"{int(out.sum())} event id(s) lie outside [0, {n_inputs}), e.g. {int(ids[out][0])} in sample "
@@ -134,8 +135,7 @@ def load_events(path, timesteps, *, n_inputs=None, n_classes=None, duration=None
         duration = float(d["duration"])
     if duration is None:
         duration = float(times.max()) if E else 1.0
-    if not np.isfinite(duration) or duration < 0:
-        raise ConfigError(f"duration={duration!r} must be a finite time >= 0 (the span mapped onto {T} steps)")
+    check_number("duration", duration, low=0, fix=f"the time span mapped onto the {T} steps")
     late = times > duration
     if duration == 0:
         t = np.zeros(E, dtype=np.int64)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
-from .base import Dataset, SpikeSet, _fraction, _positive_int, split_indices
+from ..validate import check_int, check_number
+from .base import Dataset, SpikeSet, split_indices
 
 
 def fourier_manifold(params, x, alpha):
@@ -55,17 +55,14 @@ def randman(n_classes=10, n_inputs=100, timesteps=50, samples_per_class=200, *, 
     ``n_inputs`` dimensions; ``samples_per_class`` samples each; spike times spread over
     ``step_frac * timesteps`` steps. A stratified ``test_fraction`` is held out.
     """
-    C = _positive_int("n_classes", n_classes)
-    n = _positive_int("n_inputs", n_inputs)
-    T = _positive_int("timesteps", timesteps)
-    S = _positive_int("samples_per_class", samples_per_class)
-    D = _positive_int("manifold_dim", manifold_dim)
-    P = _positive_int("spikes_per_input", spikes_per_input)
-    step_frac = _fraction("step_frac", step_frac, low_open=True)
-    if not isinstance(alpha, (int, float)) or not alpha > 0:
-        raise ConfigError(f"alpha={alpha!r} must be > 0 (the spectrum's fall-off; 2 is the paper's)")
-    if not isinstance(prec, (int, float)) or not 0 < prec < 1:
-        raise ConfigError(f"prec={prec!r} must lie in (0, 1)")
+    C, n, T, S, D, P = (check_int(name, v, low=1) for name, v in (
+        ("n_classes", n_classes), ("n_inputs", n_inputs), ("timesteps", timesteps),
+        ("samples_per_class", samples_per_class), ("manifold_dim", manifold_dim), ("spikes_per_input", spikes_per_input)))
+    step_frac = float(check_number("step_frac", step_frac, low=0, high=1, open_low=True,
+                                   fix="the fraction of the steps the spikes span"))
+    check_number("alpha", alpha, low=0, open_low=True, fix="the spectrum's fall-off; 2 is the paper's")
+    check_number("prec", prec, low=0, high=1, open_low=True, open_high=True,
+                 fix="the smallest spectral amplitude kept, e.g. 1e-3")
     F = int(min(np.ceil(prec ** (-1.0 / alpha)), max_frequencies))
     rng = np.random.default_rng(seed)
     params = rng.random((C * P, n, D, 3, F))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
+from ..validate import check_choice, check_int, check_number, is_int
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
@@ -38,19 +39,12 @@ class LIFParams:
     surrogate_beta: float = 10.0  # SuperSpike slope
 
     def __post_init__(self) -> None:
-        for name in ("alpha", "c", "theta1", "surrogate_beta"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ConfigError(f"{name}={v!r} must be a finite number")
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ConfigError(f"alpha={self.alpha} must lie in [0, 1] (a decay factor per step)")
-        if self.surrogate_beta <= 0:
-            raise ConfigError(f"surrogate_beta={self.surrogate_beta} must be > 0")
-        if not isinstance(self.theta2, (int, float)) or math.isnan(self.theta2):
-            raise ConfigError(f"theta2={self.theta2!r} must be a number (use -inf to list every neuron)")
-        if self.theta2 > self.theta1:
-            raise ConfigError(
-                f"theta2={self.theta2} must be <= theta1={self.theta1}: candidates lie below the spike threshold")
+        check_number("alpha", self.alpha, low=0, high=1, fix="a decay factor per step")
+        check_number("c", self.c)
+        check_number("theta1", self.theta1)
+        check_number("surrogate_beta", self.surrogate_beta, low=0, open_low=True, fix="the SuperSpike slope")
+        check_number("theta2", self.theta2, high=self.theta1, finite=False,
+                     fix=f"candidates lie below the spike threshold theta1={self.theta1} (-inf lists every neuron)")
 
     def to_spec(self) -> NeuronSpec:
         """This neuron as one configuration of the model zoo (``NeuronSpec.published``)."""
@@ -73,6 +67,13 @@ def capacity_for(max_activity: float, size: int, minimum: int = 2) -> int:
     k = int(math.floor(max_activity * size + 1e-9))
     k -= k % 2
     return min(max(minimum, k), size)
+
+
+def _capacities(max_activity, sizes) -> list[int]:
+    """``capacity_for`` every layer; an invalid size gets 1 here and is refused by Network."""
+    check_number("max_activity", max_activity, low=0, high=1, open_low=True,
+                 fix="the largest fraction of a layer's neurons listed per step, e.g. 0.01")
+    return [capacity_for(max_activity, n) if is_int(n) and n >= 1 else 1 for n in sizes]
 
 
 @dataclass
@@ -114,25 +115,17 @@ class Network:
         sizes = tuple(self.sizes)
         if len(sizes) < 2:
             raise ConfigError(f"sizes={list(sizes)} needs at least an input and an output layer")
-        for i, n in enumerate(sizes):
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-                raise ConfigError(f"layer {i} size {n!r} must be a positive integer")
-        self.sizes = tuple(int(n) for n in sizes)
+        self.sizes = tuple(check_int(f"sizes[{i}]", n, low=1, fix=f"layer {i} needs at least one neuron")
+                           for i, n in enumerate(sizes))
         caps = tuple(self.capacities)
         if len(caps) != len(sizes):
             raise ConfigError(
                 f"{len(caps)} capacities for {len(sizes)} layers; give one K per layer, input included")
-        for i, (k, n) in enumerate(zip(caps, sizes)):
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-                raise ConfigError(f"capacity of layer {i} is {k!r}; it must be an integer >= 1")
-            if k > n:
-                raise ConfigError(
-                    f"capacity of layer {i} is {k} but the layer has only {n} neurons; use K <= {n}")
-        self.capacities = tuple(int(k) for k in caps)
+        self.capacities = tuple(
+            check_int(f"capacities[{i}]", k, low=1, high=n, fix=f"give layer {i} a list capacity K of 1 to "
+                      f"its {n} neurons") for i, (k, n) in enumerate(zip(caps, self.sizes)))
         for name in ("overflow", "input_overflow"):
-            if getattr(self, name) not in OVERFLOW_POLICIES:
-                raise ConfigError(
-                    f"{name}={getattr(self, name)!r}; choose one of {', '.join(OVERFLOW_POLICIES)}")
+            check_choice(name, getattr(self, name), OVERFLOW_POLICIES)
         if np.dtype(self.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ConfigError(f"dtype={self.dtype!r}: supported are float32 (the chip's) and float64; "
                               f"float16 is a per-run choice: simulate(..., precision='fp16')")
@@ -226,11 +219,9 @@ class Network:
             specs = (NeuronSpec(neuron, **neuron_kw),) * L
         if capacities is None:
             if max_activity is None:
-                capacities = [n if isinstance(n, int) and n >= 1 else 1 for n in sizes]
+                capacities = [n if is_int(n) and n >= 1 else 1 for n in sizes]
             else:
-                if not isinstance(max_activity, (int, float)) or not 0 < max_activity <= 1:
-                    raise ConfigError(f"max_activity={max_activity!r} must lie in (0, 1]")
-                capacities = [capacity_for(max_activity, n) if isinstance(n, int) and n >= 1 else 1 for n in sizes]
+                capacities = _capacities(max_activity, sizes)
         readout = as_readout(loss)
         if num_classes is not None:
             readout = dataclasses.replace(readout, num_classes=num_classes)
@@ -261,12 +252,9 @@ class Network:
         whose readout is a dense layer (``docs/training.md``).
         """
         sizes = list(sizes)
-        if not isinstance(max_activity, (int, float)) or not 0 < max_activity <= 1:
-            raise ConfigError(f"max_activity={max_activity!r} must lie in (0, 1]")
+        caps = _capacities(max_activity, sizes)
         if capacities is None:
-            # Invalid sizes get capacity 1 here and are rejected with a clear message below.
-            capacities = [capacity_for(max_activity, n) if isinstance(n, int) and n >= 1 else 1
-                          for n in sizes]
+            capacities = caps
             if input_capacity is not None:
                 capacities[0] = input_capacity
             if dense_output and isinstance(sizes[-1], int):

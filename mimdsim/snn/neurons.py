@@ -63,6 +63,7 @@ import numpy as np
 from kernels import surrogate as _sg
 
 from ..errors import ConfigError
+from ..validate import check_choice, check_number
 
 MODELS = ("leaky", "synaptic", "alpha", "lapicque")
 RESETS = ("subtract", "zero", "none")
@@ -80,10 +81,9 @@ SURROGATE_PARAMS = {
 }
 
 
-def _finite(name, v, where):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
-        raise ConfigError(f"{where}: {name}={v!r} must be a finite number")
-    return float(v)
+def _finite(name, v, where, positive=False):
+    """``v`` as a float, if it is a finite number (> 0 when ``positive``)."""
+    return float(check_number(name, v, low=0 if positive else None, open_low=positive, where=f"{where}: "))
 
 
 def _vector(name, v, where, allow_none=False):
@@ -120,11 +120,7 @@ class Surrogate:
     params: tuple = ()  # ((param, value), ...) in the order of SURROGATE_PARAMS[name]
 
     def __init__(self, name: str = "atan", params=(), **kw):
-        if name not in SURROGATE_PARAMS:
-            import difflib
-            close = difflib.get_close_matches(str(name), SURROGATE_PARAMS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown surrogate {name!r}; choose one of {', '.join(SURROGATE_PARAMS)}.{hint}")
+        check_choice("surrogate", name, tuple(SURROGATE_PARAMS))
         given = dict(params)
         given.update(kw)
         allowed = dict(SURROGATE_PARAMS[name])
@@ -132,11 +128,9 @@ class Surrogate:
         if unknown:
             raise ConfigError(f"surrogate {name!r} takes {', '.join(allowed) or 'no parameters'}; got {unknown}")
         vals = []
-        for p, default in SURROGATE_PARAMS[name]:
-            v = _finite(p, given.get(p, default), f"surrogate {name!r}")
-            if v <= 0 and (p in ("slope", "alpha") or name == "superspike"):
-                raise ConfigError(f"surrogate {name!r}: {p}={v} must be > 0 (a slope)")
-            vals.append((p, v))
+        for p, default in SURROGATE_PARAMS[name]:  # a slope must be > 0
+            slope = p in ("slope", "alpha") or name == "superspike"
+            vals.append((p, _finite(p, given.get(p, default), f"surrogate {name!r}", positive=slope)))
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "params", tuple(vals))
 
@@ -198,19 +192,12 @@ class NeuronSpec:
 
     def __post_init__(self) -> None:
         where = f"neuron model {self.model!r}"
-        if self.model not in MODELS:
-            import difflib
-            close = difflib.get_close_matches(str(self.model), MODELS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown neuron model {self.model!r}; choose one of {', '.join(MODELS)}.{hint}")
+        check_choice("model", self.model, MODELS, where="neuron ")
         reset = self.reset if self.reset is not None else ("zero" if self.model == "alpha" else "subtract")
         if not self.spiking and self.reset is None:
             reset = "none"
-        if reset not in RESETS:
-            raise ConfigError(f"{where}: reset={reset!r}; choose one of {', '.join(RESETS)}")
-        object.__setattr__(self, "reset", reset)
-        if self.recurrence not in RECURRENCES:
-            raise ConfigError(f"{where}: recurrence={self.recurrence!r}; choose one of {', '.join(RECURRENCES)}")
+        object.__setattr__(self, "reset", check_choice("reset", reset, RESETS, where=f"{where}: "))
+        check_choice("recurrence", self.recurrence, RECURRENCES, where=f"{where}: ")
         for flag in ("reset_delay", "learn_beta", "learn_threshold", "learn_recurrent", "reset_in_gradient",
                      "spiking"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
@@ -218,12 +205,9 @@ class NeuronSpec:
         object.__setattr__(self, "surrogate", as_surrogate(self.surrogate))
         object.__setattr__(self, "threshold", _vector("threshold", self.threshold, where))
         object.__setattr__(self, "gain", _finite("gain", self.gain, where))
-        if not isinstance(self.theta2, (int, float)) or math.isnan(self.theta2) or self.theta2 == math.inf:
-            raise ConfigError(f"{where}: theta2={self.theta2!r} must be a number below the threshold "
-                              f"(-inf lists every neuron)")
-        if self.theta2 > _values(self.threshold).min():
-            raise ConfigError(f"{where}: theta2={self.theta2} must be <= threshold={self.threshold}: "
-                              f"gradient candidates lie below the spike threshold")
+        check_number("theta2", self.theta2, high=_values(self.threshold).min(), finite=False, where=f"{where}: ",
+                     fix=f"gradient candidates lie below the spike threshold={self.threshold} (-inf lists every "
+                         f"neuron)")
         if self.model == "lapicque":
             self._lapicque_check(where)
         else:
@@ -270,15 +254,10 @@ class NeuronSpec:
                               f"to {min(max(x, 0.0), 1.0)}); give a value in [0, 1]")
 
     def _lapicque_check(self, where):
-        dt = _finite("time_step", self.time_step, where)
-        if dt <= 0:
-            raise ConfigError(f"{where}: time_step={dt} must be > 0")
+        dt = _finite("time_step", self.time_step, where, positive=True)
         beta = _vector("beta", self.beta, where, allow_none=True)
-        R = None if self.R is None else _finite("R", self.R, where)
-        C = None if self.C is None else _finite("C", self.C, where)
-        for name, v in (("R", R), ("C", C)):
-            if v is not None and v <= 0:
-                raise ConfigError(f"{where}: {name}={v} must be > 0")
+        R = None if self.R is None else _finite("R", self.R, where, positive=True)
+        C = None if self.C is None else _finite("C", self.C, where, positive=True)
         if beta is None and (R is None or C is None):
             raise ConfigError(f"{where}: give beta, or R and C (snnTorch: 'Either beta or 2 of beta, R and C')")
         if beta is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, UnsupportedModel
+from ..validate import check_number
 from .network import Network
 from .neurons import NeuronSpec
 from .readout import Readout
@@ -215,8 +216,7 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
     0, or what ``to_nir`` stored), ``loss``, ``num_classes``, ``max_activity`` and
     ``capacities`` are as for :meth:`Network.build`.
     """
-    if not isinstance(dt, (int, float)) or not dt > 0:
-        raise ConfigError(f"dt={dt!r} must be a positive number of seconds")
+    check_number("dt", dt, low=0, open_low=True, unit="seconds", fix="the simulation step, e.g. dt=1e-3")
     graph = _load(graph_or_path)
     nodes, edges = _flatten(graph)
     for name, node in nodes.items():

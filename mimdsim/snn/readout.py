@@ -24,9 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from kernels.loss import KINDS
 
-LOSSES = ("ce_count", "ce_rate", "mse_count", "ce_max_membrane")
+from ..errors import ConfigError
+from ..validate import check_choice, check_int, check_number
+
+LOSSES = KINDS  # the losses kernels/loss.py computes
 MEMBRANE_LOSSES = ("ce_max_membrane",)
 
 
@@ -39,21 +42,17 @@ class Readout:
     activity_l1: float = 0.0  # lambda of the L1 penalty on hidden spikes
 
     def __post_init__(self):
-        v = self.activity_l1
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and v < float("inf")):
-            raise ConfigError(f"activity_l1={v!r} must be a finite number >= 0 (0: no penalty; e.g. 2e-5)")
-        if self.loss not in LOSSES:
-            raise ConfigError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        check_number("activity_l1", self.activity_l1, low=0, fix="0: no penalty; e.g. 2e-5")
+        check_choice("loss", self.loss, LOSSES)
         if self.num_classes is not None:
-            if isinstance(self.num_classes, bool) or not isinstance(self.num_classes, int) or self.num_classes < 2:
-                raise ConfigError(f"num_classes={self.num_classes!r} must be an integer >= 2")
+            object.__setattr__(self, "num_classes", check_int(
+                "num_classes", self.num_classes, low=2, fix="a population code has 2 classes or more (None: one "
+                "output neuron per class)"))
             if self.loss not in ("ce_count", "mse_count"):
                 raise ConfigError(f"a population code (num_classes={self.num_classes}) applies to ce_count and "
                                   f"mse_count, not {self.loss!r}")
         for name in ("correct_rate", "incorrect_rate"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise ConfigError(f"{name}={v!r} must be a fraction in [0, 1]")
+            check_number(name, getattr(self, name), low=0, high=1, fix="a spike rate per step (mse_count's target)")
 
     @property
     def on_membrane(self) -> bool:

@@ -29,12 +29,12 @@ def versions() -> dict:
 
 def run_point(values: dict, command: str, params: dict) -> dict:
     """Run one point; return its result record (never raises for a bad point)."""
-    from ..experiment import _build
+    from ..experiment import build_run
 
     rec = {"id": point_id(params), "params": params, "seed": values["run.seed"], "versions": versions()}
     t0 = time.perf_counter()
     try:
-        net, system, kw = _build(values)
+        net, system, kw = build_run(values)
         if command == "compare":
             from ..compare import compare
             c = compare(net, system, values["gpu.preset"], strategies=values["gpu.strategies"],

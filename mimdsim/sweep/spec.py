@@ -20,7 +20,6 @@ naming the key.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import itertools
 import json
@@ -31,7 +30,8 @@ import numpy as np
 from ..arch.chip import CHIPS
 from ..errors import ConfigError, MimdsimError
 from ..experiment import key_lines, load_experiment, tomllib
-from ..settings import BY_KEY, check_value
+from ..settings import FILE_KEYS, check_value
+from ..validate import check_choice, check_int, did_you_mean
 
 MODES = ("grid", "zip", "random")
 SWEEP_KEYS = ("mode", "samples", "seed", "results", "execute", "axes")
@@ -105,18 +105,15 @@ def load_sweep(path) -> Sweep:
         raise ConfigError(f"{path}: a sweep file needs a [sweep.axes] table with at least one axis")
     for k in sw:
         if k not in SWEEP_KEYS:
-            close = difflib.get_close_matches(k, SWEEP_KEYS, n=1)
-            raise ConfigError(f"{path}:{lines.get('sweep.' + k, '?')}: unknown key 'sweep.{k}'"
-                              + (f"; did you mean 'sweep.{close[0]}'?" if close else ""))
-    mode = sw.get("mode", "grid")
-    if mode not in MODES:
-        raise ConfigError(f"{path}:{lines.get('sweep.mode', '?')}: sweep.mode = {mode!r}; choose one of {', '.join(MODES)}")
+            raise ConfigError(f"{path}:{lines.get('sweep.' + k, '?')}: unknown key 'sweep.{k}'; valid keys: "
+                              f"{', '.join(SWEEP_KEYS)}." + did_you_mean(f"sweep.{k}", [f"sweep.{s}" for s in SWEEP_KEYS]))
+    mode = check_choice("sweep.mode", sw.get("mode", "grid"), MODES, where=f"{path}:{lines.get('sweep.mode', '?')}: ")
     axes = {}
     for key, spec in sw["axes"].items():
         where = f"{path}:{lines.get('sweep.axes.' + key, lines.get('sweep.axes', '?'))}"
-        if key not in BY_KEY and not key.startswith("chip.set."):
-            close = difflib.get_close_matches(key, list(BY_KEY), n=1)
-            raise ConfigError(f"{where}: unknown axis key {key!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+        if key not in FILE_KEYS and not key.startswith("chip.set."):
+            raise ConfigError(f"{where}: unknown axis key {key!r}; axes take experiment keys (docs/reference.md) or "
+                              f"chip.set.FIELD." + did_you_mean(key, FILE_KEYS))
         if key.startswith("chip.set."):
             CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
@@ -130,9 +127,8 @@ def load_sweep(path) -> Sweep:
     elif mode == "grid":
         points = [dict(zip(axes, vals)) for vals in itertools.product(*axes.values())]
     else:
-        n = sw.get("samples")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ConfigError(f"{path}:{lines.get('sweep.samples', '?')}: random sweeps need sweep.samples = N >= 1")
+        n = check_int("sweep.samples", sw.get("samples"), low=1, where=f"{path}:{lines.get('sweep.samples', '?')}: ",
+                      fix="a random sweep draws that many points")
         rng = np.random.default_rng(sw.get("seed", 0))
         cols = {}
         for key, spec in axes.items():
@@ -177,24 +173,21 @@ def point_values(sweep: Sweep, params: dict) -> dict:
 
 def check_points(sweep: Sweep, lines) -> None:
     """Type-check every axis value and build every point's network and chip before any runs."""
-    from ..experiment import _build
+    from ..experiment import build_run
 
     seen = set()
     for params in sweep.points:
         for key, value in params.items():
             where = f"{sweep.path}:{lines.get('sweep.axes.' + key, '?')}"
             if not key.startswith("chip.set."):
-                try:
-                    check_value(BY_KEY[key], value)
-                except (TypeError, ValueError) as e:
-                    raise ConfigError(f"{where}: axis {key!r}: {e}")
+                check_value(FILE_KEYS[key], value, where=f"{where}: axis {key!r}: ")
         values = point_values(sweep, params)
         shape = json.dumps({k: values[k] for k in sorted(values) if k.startswith(("model.", "chip."))}, default=str)
         if shape in seen:
             continue
         seen.add(shape)
         try:
-            _build(values)
+            build_run(values)
         except MimdsimError as e:
             key = next((k for k in params if k.split(".")[-1] in str(e) or k.split(".")[0] in str(e)),
                        next(iter(params)))

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..validate import check_fractions, check_int
 from ..workloads.snn.simulate import simulate
 
 
@@ -33,14 +33,9 @@ def calibrate_activity(net, chip, dataset, target=0.01, *, batch_size=32, seed=0
     be calibrated and keeps the largest scale tried; raise the target of earlier layers.
     """
     L = net.num_layers
-    targets = list(target) if isinstance(target, (list, tuple)) else [target] * L
-    if len(targets) != L:
-        raise ConfigError(f"target has {len(targets)} entries; give one activity or {L} (one per neuron layer)")
-    for t in targets:
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1:
-            raise ConfigError(f"target activity {t!r} must be a fraction in (0, 1)")
-    if not isinstance(iterations, int) or iterations < 1:
-        raise ConfigError(f"iterations={iterations!r} must be a positive integer")
+    targets = check_fractions("target", target, L, open_low=True, open_high=True,
+                              fix="a spike fraction per step, e.g. 0.01")
+    check_int("iterations", iterations, low=1, fix="scales tried per layer, e.g. 16")
     B = min(int(batch_size), len(dataset.train))
     rng = np.random.default_rng(seed)
     idx = np.sort(rng.choice(len(dataset.train), B, replace=False))

@@ -31,6 +31,7 @@ from ..optim import SGD, Adam
 from ..report import JsonOutput
 from ..workloads.snn.simulate import simulate
 from ..snn import Network
+from ..validate import check_choice, check_int, check_number
 from . import checkpoint as ckpt
 from .progress import Progress, wanted
 
@@ -48,12 +49,11 @@ class Theta2Schedule:
     rate: float = 0.5
 
     def __post_init__(self):
-        if not isinstance(self.start, (int, float)) or not math.isfinite(self.start):
-            raise ConfigError(f"theta2 schedule start={self.start!r} must be a finite number (the paper's is -100)")
-        if self.target is not None and (not isinstance(self.target, (int, float)) or math.isnan(self.target)):
-            raise ConfigError(f"theta2 schedule target={self.target!r} must be a number")
-        if not isinstance(self.rate, (int, float)) or not 0 <= self.rate < 1:
-            raise ConfigError(f"theta2 schedule rate={self.rate!r} must lie in [0, 1) (0.5: halfway each step)")
+        where = "theta2 schedule "
+        check_number("start", self.start, where=where, fix="the paper's is -100")
+        check_number("target", self.target, finite=False, allow_none=True, where=where,
+                     fix="None: the network's own theta2")
+        check_number("rate", self.rate, low=0, high=1, open_high=True, where=where, fix="0.5: halfway each step")
 
     def value(self, step: int, target: float) -> float:
         if not target > self.start:
@@ -225,9 +225,8 @@ def _check_args(net, dataset, epochs, batch_size):
     if net.readout.on_membrane:
         raise UnsupportedModel(f"train predicts the class from output spike counts, but loss {net.readout.loss!r} "
                                f"reads the membrane; use a count or rate loss (ce_count, mse_count, ce_rate)")
-    for name, v in (("epochs", epochs), ("batch_size", batch_size)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ConfigError(f"{name}={v!r} must be a positive integer")
+    check_int("epochs", epochs, low=1)
+    check_int("batch_size", batch_size, low=1)
     if len(dataset.train) < batch_size:
         raise ConfigError(f"batch_size={batch_size} exceeds the {len(dataset.train)} training samples; "
                           f"lower the batch size")
@@ -346,10 +345,8 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
     if not isinstance(optimizer, (Adam, SGD)):
         raise ConfigError(f"optimizer must be mimdsim.Adam or mimdsim.SGD, got {type(optimizer).__name__}")
     schedule = _schedule(theta2_schedule)
-    if lr_schedule not in LR_SCHEDULES:
-        raise ConfigError(f"lr_schedule={lr_schedule!r}; choose one of {', '.join(map(repr, LR_SCHEDULES))}")
-    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 1:
-        raise ConfigError(f"checkpoint_every={checkpoint_every!r} must be a positive integer (epochs)")
+    check_choice("lr_schedule", lr_schedule, LR_SCHEDULES)
+    check_int("checkpoint_every", checkpoint_every, low=1, fix="in epochs")
     if resume and checkpoint is None:
         raise ConfigError("resume=True needs checkpoint= (the .npz file to resume from)")
     net.validate_weights()

@@ -7,8 +7,8 @@ strategies (fused, per-op); ``--strategy`` and ``--systolic`` are for the SNN st
 """
 from __future__ import annotations
 
-from ..arch import system
 from ..errors import ConfigError
+from ..experiment import build_system
 from .compare import compare_kalman, compare_mlp
 
 
@@ -19,10 +19,7 @@ def execute_workload(values: dict, *, out=print):
         if v.get(key):
             raise ConfigError(f"{key} is written for the SNN step only; for --workload {v['workload.name']} use "
                               f"--json (output.json)")
-    overrides = dict(v["chip.set"] or {})
-    if v["chip.tiles"] is not None:
-        overrides["tiles"] = v["chip.tiles"]
-    sys_ = system(v["chip.preset"], chips=v["chip.chips"], **overrides)
+    sys_ = build_system(v)
     stream = not v["workload.resident"]
     if v["workload.name"] == "kalman":
         cpu = None if str(v["workload.cpu"]).lower() == "none" else v["workload.cpu"]

@@ -24,6 +24,7 @@ from kernels import kalman as kk
 from ...arch.cpu import CpuSpec, cpu
 from ...report import Report, empty_cycles
 from ...validate import check_int
+from .program import check_variant
 
 CPU_KINDS = ("compute", "memory", "launch")
 
@@ -45,7 +46,7 @@ def kalman_estimate(tracks, planes=5, cpu_spec="i7-9750h", *, variant="vectorise
                     cores=None) -> Report:
     """The Kalman fit of ``tracks`` tracks on ``cores`` cores (default: all) of a CPU."""
     spec = cpu_spec if isinstance(cpu_spec, CpuSpec) else cpu(cpu_spec)
-    kk._check(variant, covariance)
+    check_variant(variant, covariance)
     n_cores = spec.cores if cores is None else check_int("cores", cores, low=1, high=spec.cores,
                                                          fix=f"{spec.name} has {spec.cores} cores")
     check_int("tracks", tracks, low=1)

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from kernels import kalman as kk
 
-from ...errors import ConfigError
-from ...gpu.model import Kernel, workload_estimate
 from ...arch.gpu import GpuSpec, gpu as gpu_spec
+from ...gpu.model import Kernel, workload_estimate
 from ...report import Report
+from ...validate import check_choice
+from .program import check_variant
 
 KALMAN_STRATEGIES = ("fused", "per-op")
 
 
 def kalman_kernels(tracks, planes, *, variant="vectorised", covariance="shared", strategy="fused"):
     """Kernels of one Kalman fit of ``tracks`` tracks (no host transfers)."""
-    if strategy not in KALMAN_STRATEGIES:
-        raise ConfigError(f"unknown GPU Kalman strategy {strategy!r}; choose one of {', '.join(KALMAN_STRATEGIES)}")
+    check_choice("strategy", strategy, KALMAN_STRATEGIES)
     lanes, f = kk.LANES[variant], kk.FLOAT_BYTES
     shared = covariance == "shared"
     ks = []
@@ -58,7 +58,7 @@ def kalman_estimate(tracks, planes=5, gpu="a100-40gb", *, variant="vectorised", 
                     strategy="fused", stream=True) -> Report:
     """Kalman fit of ``tracks`` tracks on a GPU (float32 on the CUDA cores)."""
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
-    kk._check(variant, covariance)
+    check_variant(variant, covariance)
     f = kk.FLOAT_BYTES
     cov_out = planes * _out_cov(variant) * (1 if covariance == "shared" else tracks)
     hits_b, out_b = tracks * planes * 2 * f, (tracks * planes * 4 + cov_out) * f

@@ -18,8 +18,6 @@ it), as in the TRACKR benchmark that ``docs/validation.md`` compares with. Track
 """
 from __future__ import annotations
 
-import difflib
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +32,7 @@ from ...errors import ConfigError, OutOfTileMemory
 from ...program import Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
+from ...validate import check_choice, check_int, check_number, check_positive_array
 
 SCHEDULES = ("fused", "per-op")
 HIT_FLOATS = 2  # (x, y) per plane
@@ -73,32 +72,6 @@ class KalmanRun:
 # ------------------------------------------------------------------ input checks
 
 
-def _choice(name, value, options):
-    if value not in options:
-        close = difflib.get_close_matches(str(value), options, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"{name}={value!r} is not one of {', '.join(map(repr, options))}.{hint}")
-
-
-def _int(name, value, low, fix):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ConfigError(f"{name}={value!r} must be an integer >= {low}; {fix}")
-    return int(value)
-
-
-def _positive(name, value, allow_zero=False):
-    arr = np.asarray(value, dtype=np.float64) if _numeric(value) else None
-    if arr is None:
-        raise ConfigError(f"{name}={value!r} must be a number or an array of numbers")
-    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
-    if bad.any():
-        v = arr[bad].flat[0]
-        limit = ">= 0" if allow_zero else "> 0"
-        raise ConfigError(f"{name} has {int(bad.sum())} value(s) that are not finite and {limit}, e.g. {v!r}; "
-                          f"give finite values {limit}")
-    return arr
-
-
 def _numeric(value) -> bool:
     try:
         a = np.asarray(value)
@@ -107,12 +80,15 @@ def _numeric(value) -> bool:
     return a.dtype != object and (np.issubdtype(a.dtype, np.number) and not np.issubdtype(a.dtype, np.complexfloating))
 
 
+def check_variant(variant, covariance):
+    """The codelet variant and covariance mode, if ``kernels/kalman.py`` has them."""
+    check_choice("variant", variant, kk.VARIANTS)
+    check_choice("covariance", covariance, kk.COVARIANCE_MODES)
+
+
 def check_planes(planes):
-    if isinstance(planes, bool) or not isinstance(planes, numbers.Integral) or planes < 2:
-        raise ConfigError(
-            f"planes={planes!r}: a straight-line track fit needs at least 2 planes (4 parameters, 2 "
-            f"measurements per plane); pass planes >= 2 (the published study used 5)")
-    return int(planes)
+    return check_int("planes", planes, low=2, fix="a straight-line track fit needs at least 2 planes (4 "
+                     "parameters, 2 measurements per plane); pass planes >= 2 (the published study used 5)")
 
 
 def check_hits(hits, planes=None):
@@ -140,7 +116,7 @@ def check_hits(hits, planes=None):
 def hit_variances(sigma, tracks, planes, covariance):
     """Hit variances broadcast to ``[1 | tracks, planes, 2]`` from a resolution ``sigma``: a number,
     per plane ``[N]``, per plane and axis ``[N, 2]``, or per hit ``[tracks, N]`` / ``[tracks, N, 2]``."""
-    s = _positive("sigma", sigma)
+    s = check_positive_array("sigma", sigma, fix="give hit resolutions > 0").astype(np.float64)
     if s.ndim == 0:
         s = s.reshape(1, 1, 1)
     elif s.ndim == 1 and s.shape == (planes,):
@@ -214,15 +190,10 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
     ``prior_var`` (position, slope) variances at plane 0; ``theta0`` rms scattering angle per plane.
     """
     system = as_system(chip)
-    _choice("variant", variant, kk.VARIANTS)
-    _choice("covariance", covariance, kk.COVARIANCE_MODES)
-    _choice("schedule", schedule, SCHEDULES)
-    batches = _int("batches", batches, 1, "pass batches=1 or more (batches per run)")
-    n_tiles = system.tiles if tiles is None else _int(
-        "tiles", tiles, 1, f"use between 1 and {system.tiles} tiles of {system.name}")
-    if n_tiles > system.tiles:
-        raise ConfigError(f"tiles={n_tiles} but {system.name} has {system.tiles} tiles; pass tiles <= "
-                          f"{system.tiles}, or a system with more chips")
+    check_variant(variant, covariance)
+    check_choice("schedule", schedule, SCHEDULES)
+    batches = check_int("batches", batches, low=1, fix="pass batches=1 or more (batches per run)")
+    n_tiles = system.check_tiles(tiles)
     h = None
     if hits is not None:
         h = check_hits(hits, None if planes is None else check_planes(planes))
@@ -230,7 +201,7 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         n = h.shape[0]
         if tracks_per_tile is None:
             tracks_per_tile = -(-n // n_tiles)
-        tpt = _int("tracks_per_tile", tracks_per_tile, 1, "pass tracks_per_tile >= 1")
+        tpt = check_int("tracks_per_tile", tracks_per_tile, low=1, fix="pass tracks_per_tile >= 1")
         if n > n_tiles * tpt:
             raise ConfigError(f"{n} tracks do not fit {n_tiles} tiles x tracks_per_tile={tpt}; raise tracks_per_tile "
                               f"to {-(-n // n_tiles)} or the tile count")
@@ -238,13 +209,16 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         planes = check_planes(DEFAULT_PLANES if planes is None else planes)
         if tracks_per_tile is None:
             raise ConfigError("give tracks_per_tile= (tracks on each tile), or hits= to fit")
-        tpt = _int("tracks_per_tile", tracks_per_tile, 1, "pass tracks_per_tile >= 1 (the study used 100-408)")
+        tpt = check_int("tracks_per_tile", tracks_per_tile, low=1,
+                        fix="pass tracks_per_tile >= 1 (the study used 100-408)")
         n = n_tiles * tpt
     zz = check_z(z, planes)
-    pv = _positive("prior_var", prior_var)
+    pv = check_positive_array("prior_var", prior_var, fix="give two variances > 0 (position, slope)")
     if pv.shape != (2,):
         raise ConfigError(f"prior_var={prior_var!r} must be two variances (position, slope)")
-    th = float(_positive("theta0", theta0, allow_zero=True))
+    pv = pv.astype(np.float64)
+    th = float(check_number("theta0", theta0, low=0, fix="pass the rms scattering angle per plane in radians "
+                            "(0: no scattering)"))
     var, per_hit = hit_variances(sigma, n, planes, covariance)
 
     tracks_on_tile = np.zeros(system.tiles, dtype=np.int64)

@@ -16,7 +16,6 @@ the tiles that computed it (a multicast to the row group). One run::
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +28,7 @@ from ...errors import ConfigError, OutOfTileMemory
 from ...program import HOST, Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
-from ..kalman.program import _choice, _int
+from ...validate import check_choice, check_int, check_number
 
 DEFAULT_SIZES = (1800, 128, 128, 1)
 BYTES = {"fp32": 4, "fp16": 2}
@@ -110,7 +109,7 @@ def plan_layer(layer, n_in, n_out, batch, tiles, tile: amp.AmpTile, precision, u
     return LayerPlan(layer, n_in, n_out, int(gb[i]), int(gc[i]), batch)
 
 
-def _layer_input_transfer(prev: LayerPlan, cur: LayerPlan, e: int) -> Transfer:
+def layer_input_transfer(prev: LayerPlan, cur: LayerPlan, e: int) -> Transfer:
     """X[rows(r), :] of ``cur`` from the tiles of ``prev`` that computed it (multicast per row group)."""
     rp, rc = prev.row_bounds(), cur.row_bounds()
     lo = np.maximum(rp[:-1, None], rc[None, :-1])
@@ -134,10 +133,8 @@ def _layer_input_transfer(prev: LayerPlan, cur: LayerPlan, e: int) -> Transfer:
 def _check_sizes(sizes):
     if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__len__") or len(sizes) < 2:
         raise ConfigError(f"sizes={sizes!r}: give at least an input and an output size, e.g. {list(DEFAULT_SIZES)}")
-    for i, n in enumerate(sizes):
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ConfigError(f"layer {i} size {n!r} must be an integer >= 1 (sizes={list(sizes)})")
-    return [int(n) for n in sizes]
+    return [check_int(f"sizes[{i}]", n, low=1, fix=f"every layer needs at least one neuron (sizes={list(sizes)})")
+            for i, n in enumerate(sizes)]
 
 
 def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision="fp32",
@@ -151,15 +148,12 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
     weights unless ``weights``, a list of ``(W, b)``, is given)."""
     system = as_system(chip)
     sizes = _check_sizes(sizes)
-    batch = _int("batch", batch, 1, "pass batch >= 1")
-    batches = _int("batches", batches, 1, "pass batches >= 1")
-    _choice("precision", precision, amp.PRECISIONS)
-    if isinstance(utilisation, bool) or not isinstance(utilisation, numbers.Real) or not 0 < utilisation <= 1:
-        raise ConfigError(f"utilisation={utilisation!r} must lie in (0, 1]; the measured AMP range is "
-                          f"{amp.AMP_UTILISATION_MIN}-{amp.AMP_UTILISATION_MAX}")
-    n_tiles = system.tiles if tiles is None else _int("tiles", tiles, 1, f"use 1 to {system.tiles} tiles")
-    if n_tiles > system.tiles:
-        raise ConfigError(f"tiles={n_tiles} but {system.name} has {system.tiles} tiles; pass tiles <= {system.tiles}")
+    batch = check_int("batch", batch, low=1, fix="pass batch >= 1")
+    batches = check_int("batches", batches, low=1, fix="pass batches >= 1")
+    check_choice("precision", precision, amp.PRECISIONS)
+    check_number("utilisation", utilisation, low=0, high=1, open_low=True,
+                 fix=f"the measured AMP range is {amp.AMP_UTILISATION_MIN}-{amp.AMP_UTILISATION_MAX}")
+    n_tiles = system.check_tiles(tiles)
     tile = amp.AmpTile.of(system.chip)
     L = len(sizes) - 1
     share = system.chip.sram_per_tile / L
@@ -241,7 +235,7 @@ def lower(system, plans, sizes, *, precision, utilisation, stream, repeats, batc
                 body.append(Superstep("io.inputs", "io", (), (tr,), sync))
             transfers = ()
         else:
-            transfers = (_layer_input_transfer(plans[p.layer - 2], p, e),)
+            transfers = (layer_input_transfer(plans[p.layer - 2], p, e),)
         body.append(Superstep(f"L{p.layer}", "forward", (vs,), transfers, sync))
         np.add.at(weights, t, e * (p.n_in * cols + cols))
         np.add.at(activations, t, e * (rows * p.n_in + rows * cols))

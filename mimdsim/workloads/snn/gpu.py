@@ -21,24 +21,15 @@ for ``fused`` (one CUDA graph).
 """
 from __future__ import annotations
 
+from ...arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ...errors import ConfigError, OutOfDeviceMemory
 from ...gpu.model import Kernel, gemm, kernel_seconds
-from ...arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ...report import Report, empty_cycles
 from ...snn.network import describe_sizes
-
-
+from ...validate import check_choice, check_fractions
+from .lower import check_step
 
 STRATEGIES = ("per-step", "fused", "sparse")
-
-
-def check_step(timesteps, batch_size, optimizer) -> None:
-    """Clear errors for the run settings every platform's estimate takes."""
-    if optimizer not in ("sgd", "adam"):
-        raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
-    for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ConfigError(f"{name}={v!r} must be a positive integer")
 
 
 STATES = {"leaky": 1, "lapicque": 1, "synaptic": 2, "alpha": 3}
@@ -74,8 +65,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     L = len(sizes) - 1
     specs = list(specs) if specs is not None else [None] * L
     ks: list[Kernel] = []
-    if strategy not in STRATEGIES:
-        raise ValueError(strategy)
+    check_choice("strategy", strategy, STRATEGIES)
     for l in range(1, L + 1):
         n_in, n = sizes[l - 1], sizes[l]
         s, rec = neuron_traits(specs[l - 1])
@@ -175,10 +165,8 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     same work whatever the activity.
     """
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"unknown GPU strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    if precision not in PRECISIONS:
-        raise ConfigError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    check_choice("strategy", strategy, STRATEGIES, where="GPU ")
+    check_choice("precision", precision, PRECISIONS)
     spec.matrix_flops(precision)  # raises if the GPU lacks this precision
     check_step(timesteps, batch_size, optimizer)
     sizes = list(net.sizes)
@@ -187,13 +175,9 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     if strategy == "sparse":
         if activity is None:
             raise ConfigError("the sparse strategy needs activity= (spike fraction per layer) to size its kernels")
-        layer_acts = list(activity) if isinstance(activity, (list, tuple)) else [activity] * L
-        if len(layer_acts) != L:
-            raise ConfigError(f"activity has {len(layer_acts)} entries; give one number or {L}")
-        acts = [layer_acts[0] if input_activity is None else input_activity] + layer_acts
-        for a in acts:
-            if not 0 <= a <= 1:
-                raise ConfigError(f"activity value {a!r} must be a fraction in [0, 1]")
+        layer_acts = check_fractions("activity", activity, L)
+        acts = check_fractions("input_activity", layer_acts[0] if input_activity is None else input_activity, 1) \
+            + layer_acts
     e = spec.bytes_per_element(precision)
 
     specs = getattr(net, "specs", None)

@@ -11,8 +11,8 @@ from kernels import lif as _lif
 from ...compiler.memory import id_bytes
 from ...compiler.transfers import broadcast, point_to_point
 from ...program import Loop, Superstep
-from .lower import (LayerContext, TensorList, _per_neuron_vectors, add_two_stage_reduction, group_supersteps,
-                    io_superstep, layer_codelet_args, layer_groups, loss_vertices, trainable_per_neuron,
+from .lower import (LayerContext, TensorList, add_two_stage_reduction, group_supersteps, io_superstep,
+                    layer_codelet_args, layer_groups, loss_vertices, per_neuron_vectors, trainable_per_neuron,
                     update_supersteps, vertices)
 
 
@@ -61,7 +61,7 @@ def plan_memory(low: LayerContext, plans, a2a, part_len, scan_chunk):
             alloc(f"L{l}.extra_grad_copies", "gradients", tiles, W * extra * nl * e, l)
             if low.optimizer == "adam":
                 alloc(f"L{l}.extra_adam_moments", "optimizer", tiles, 2 * extra * nl * e, l)
-        fixed_vectors = _per_neuron_vectors(spec) - int(spec.learn_beta) - int(spec.learn_threshold)
+        fixed_vectors = per_neuron_vectors(spec) - int(spec.learn_beta) - int(spec.learn_threshold)
         if fixed_vectors:
             alloc(f"L{l}.neuron_params", "state", tiles, fixed_vectors * nl * e, l)
         alloc(f"L{l}.membrane_history", "history", tiles, T * B * nl * e, l)

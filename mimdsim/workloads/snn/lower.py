@@ -48,9 +48,11 @@ from kernels import lif as _lif
 from ...compiler.memory import add_code, check_fits, id_bytes
 from ...compiler.transfers import broadcast, point_to_point
 from ...errors import ConfigError
+from ...optim import OPTIMIZERS
 from ...program import Loop, Program, ProgramMeta, Superstep, TensorAlloc, VertexSet
 from ...snn.network import LIFParams, Structure, describe_sizes
 from ...snn.readout import Readout
+from ...validate import check_choice, check_int
 from .mapping import LayerPlacement, Layout, map_network
 
 F32 = 4
@@ -102,7 +104,7 @@ def default_structure(layers: int) -> Structure:
     return Structure((spec,) * layers, (False,) * layers, 1, Readout(), (False,) * layers)
 
 
-def _per_neuron_vectors(spec) -> int:
+def per_neuron_vectors(spec) -> int:
     """Per-neuron parameter vectors a tile loads in the update (tuples or learnable)."""
     n = sum(isinstance(getattr(spec, k), tuple) or (k == "beta" and spec.learn_beta)
             or (k == "threshold" and spec.learn_threshold) for k in ("beta", "alpha", "threshold"))
@@ -112,7 +114,7 @@ def _per_neuron_vectors(spec) -> int:
 def layer_codelet_args(spec, bias: bool, membrane_max: bool, activity_l1: bool = False) -> dict:
     """Static per-vertex instruction counts of a layer's forward and backward codelets
     (``activity_l1``: a hidden layer under the L1 activity penalty)."""
-    pv = _per_neuron_vectors(spec)
+    pv = per_neuron_vectors(spec)
     update = _lif.forward_update_instructions(
         model=spec.model, reset=spec.reset, reset_delay=spec.reset_delay, bias=bias,
         one_to_one=spec.recurrence == "one-to-one", per_neuron_params=pv, membrane_max=membrane_max,
@@ -219,6 +221,13 @@ def loss_vertices(readout, L, loss_tile, B, n_out, T, listed) -> VertexSet:
                     outputs=n_out, timesteps=T, listed=listed)
 
 
+def check_step(timesteps, batch_size, optimizer) -> None:
+    """The run settings of a training step, which every platform's model takes."""
+    check_int("timesteps", timesteps, low=1, fix="a step runs at least one timestep")
+    check_int("batch_size", batch_size, low=1, fix="a step trains at least one sample")
+    check_choice("optimizer", optimizer, OPTIMIZERS)
+
+
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
@@ -233,13 +242,8 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     """
     from . import dense, lists  # the two programs build on this module's helpers
 
-    for name, v in (("timesteps", timesteps), ("batch_size", batch_size)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ConfigError(f"{name}={v!r} must be a positive integer")
-    if optimizer not in ("sgd", "adam"):
-        raise ConfigError(f"optimizer={optimizer!r}; choose 'sgd' or 'adam'")
-    if precision not in PRECISIONS:
-        raise ConfigError(f"precision={precision!r}; choose one of {', '.join(PRECISIONS)}")
+    check_step(timesteps, batch_size, optimizer)
+    check_choice("precision", precision, tuple(PRECISIONS))
     chip = system.chip
     layout = map_network(sizes[1:], chips=system.chips, tiles_per_chip=chip.tiles,
                          neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import ConfigError
+from ...validate import check_int
+
+NEURONS_PER_TILE_FIX = "2 or more uses the float2 SIMD lanes"
 
 
 @dataclass(frozen=True)
@@ -101,11 +104,7 @@ def map_network(layer_sizes, *, chips: int, tiles_per_chip: int, neurons_per_til
     if neurons_per_tile is None:
         candidates = range(2, max(sizes) + 2, 2)
     else:
-        if isinstance(neurons_per_tile, bool) or not isinstance(neurons_per_tile, (int, np.integer)) \
-                or neurons_per_tile < 1:
-            raise ConfigError(f"neurons_per_tile={neurons_per_tile!r} must be a positive integer (2 or more "
-                              f"uses the float2 SIMD lanes)")
-        candidates = [int(neurons_per_tile)]
+        candidates = [check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)]
     failure = None
     for npt in candidates:
         placements, failure = _place(sizes, npt, chips, tiles_per_chip, reserve_tile0)

@@ -19,7 +19,9 @@ from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
 from ...report import Report
 from ...snn import Network
-from .lower import check_fits, compile_program
+from ...validate import check_choice, check_fractions, check_int
+from .lower import PRECISIONS, check_fits, check_step, compile_program
+from .mapping import NEURONS_PER_TILE_FIX
 from .source import ExecutionSource, RateSource, SpikeStats
 
 
@@ -49,16 +51,6 @@ class Run:
         """Execution-driven runs: per neuron layer ``mem``, ``spk`` (``[T, B, n]``) and the
         synaptic states, as snnTorch's neurons return them."""
         return self._source.traces() if isinstance(self._source, ExecutionSource) else None
-
-
-def _per_layer(name, value, count):
-    vals = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * count
-    if len(vals) != count:
-        raise ConfigError(f"{name} has {len(vals)} entries; give one number or {count} (one per neuron layer)")
-    for v in vals:
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not 0 <= v <= 1:
-            raise ConfigError(f"{name} value {v!r} must be a fraction in [0, 1]")
-    return [float(v) for v in vals]
 
 
 def _check_inputs(net: Network, inputs, labels):
@@ -142,13 +134,12 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
             raise ConfigError("rate-driven simulate needs timesteps=, batch_size= and activity= "
                               "(or pass inputs= and labels= for an execution-driven run)")
         T, B = timesteps, batch_size
-    for name, v in (("timesteps", T), ("batch_size", B), ("neurons_per_tile", neurons_per_tile)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-            raise ConfigError(f"{name}={v!r} must be a positive integer")
+    check_step(T, B, opt_kind)
+    if neurons_per_tile is not None:
+        check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
     if precision is None:
         precision = "fp32"
-    if precision not in ("fp32", "fp16"):
-        raise ConfigError(f"precision={precision!r}; choose 'fp32' or 'fp16'")
+    check_choice("precision", precision, tuple(PRECISIONS))
     if precision == "fp16" and np.dtype(net.dtype) != np.float32:
         raise ConfigError("precision='fp16' needs a float32 network (its weights are rounded to half precision "
                           "for the run); got dtype float64")
@@ -162,9 +153,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     if execution:
         source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
     else:
-        act = _per_layer("activity", activity, L)
-        cand = _per_layer("candidate_activity", act if candidate_activity is None else candidate_activity, L)
-        inp = _per_layer("input_activity", act[0] if input_activity is None else input_activity, 1)
+        act = check_fractions("activity", activity, L)
+        cand = check_fractions("candidate_activity", act if candidate_activity is None else candidate_activity, L)
+        inp = check_fractions("input_activity", act[0] if input_activity is None else input_activity, 1)
         source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     report = run_program(program, source, timeline=timeline, progress=progress)

@@ -15,7 +15,8 @@ from ...arch.systolic import SystolicSpec, systolic
 from ...gpu.systolic import systolic_gemm_cycles
 from ...report import Report, empty_cycles
 from ...snn.network import describe_sizes
-from .gpu import check_step, training_step_kernels
+from .gpu import training_step_kernels
+from .lower import check_step
 
 SYSTOLIC_KINDS = ("array", "vector", "dram")
 
