@@ -27,7 +27,7 @@ import numpy as np
 from . import surrogate as _sg
 from .codelet import register
 from .lif import NONE, SUBTRACT, ZERO
-from .tile import Tile, barrel_cycles, per_worker, vectors
+from .tile import Tile, barrel_cycles, per_worker, per_worker_affine, vectors
 
 
 @numba.njit(cache=True)
@@ -316,18 +316,19 @@ def surrogate_scatter_cycles(n_local, listed, own_listed, tile: Tile, carry_per_
     instructions(b) = overhead + vec * CARRY + listed[b] * SCAN + own_listed[v, b] * OWN
     (CARRY, OWN from ``backward_instructions`` for the layer's neuron model)
     """
-    n_vec = vectors(n_local, tile)[:, None]
-    instr = (SCATTER_SAMPLE_OVERHEAD + n_vec * carry_per_vector
-             + np.asarray(listed)[..., None, :] * SCATTER_SCAN_PER_ID
-             + np.asarray(own_listed) * own_per_id)
-    return barrel_cycles(per_worker(instr, tile.workers), tile)
+    n_vec = vectors(n_local, tile)
+    per = (per_worker_affine(SCATTER_SAMPLE_OVERHEAD + n_vec * carry_per_vector, np.full(n_vec.shape, SCATTER_SCAN_PER_ID),
+                             listed, tile.workers)
+           + own_per_id * per_worker(own_listed, tile.workers))
+    return barrel_cycles(per, tile)
 
 
 def weight_grad_cycles(n_local, in_spikes, tile: Tile):
     """instructions(b) = WGRAD_SAMPLE_OVERHEAD + in_spikes[b] * (ROW_OVERHEAD + vec * WGRAD_PER_VECTOR)."""
-    n_vec = vectors(n_local, tile)[:, None]
-    instr = WGRAD_SAMPLE_OVERHEAD + np.asarray(in_spikes)[..., None, :] * (ROW_OVERHEAD + n_vec * WGRAD_PER_VECTOR)
-    return barrel_cycles(per_worker(instr, tile.workers), tile)
+    n_vec = vectors(n_local, tile)
+    per = per_worker_affine(np.full(n_vec.shape, WGRAD_SAMPLE_OVERHEAD), ROW_OVERHEAD + n_vec * WGRAD_PER_VECTOR,
+                            in_spikes, tile.workers)
+    return barrel_cycles(per, tile)
 
 
 def input_grad_cycles(n_local, in_listed, tile: Tile):
@@ -335,10 +336,10 @@ def input_grad_cycles(n_local, in_listed, tile: Tile):
 
     One float2 accumulator per dot product, whatever the tile's neuron count.
     """
-    n_vec = vectors(n_local, tile)[:, None]
-    instr = (INPUT_GRAD_SAMPLE_OVERHEAD
-             + np.asarray(in_listed)[..., None, :] * (ROW_OVERHEAD + n_vec * DOT_PER_VECTOR + DOT_FINISH))
-    return barrel_cycles(per_worker(instr, tile.workers), tile)
+    n_vec = vectors(n_local, tile)
+    per = per_worker_affine(np.full(n_vec.shape, INPUT_GRAD_SAMPLE_OVERHEAD),
+                            ROW_OVERHEAD + n_vec * DOT_PER_VECTOR + DOT_FINISH, in_listed, tile.workers)
+    return barrel_cycles(per, tile)
 
 
 def _scatter_cost(tiles, g, work, tile):

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from .codelet import register
-from .tile import Tile, barrel_cycles, per_worker, vectors
+from .tile import Tile, barrel_cycles, per_worker_affine, vectors
 
 LEAKY, SYNAPTIC, ALPHA = 0, 1, 2
 MODEL_CODES = {"leaky": LEAKY, "lapicque": LEAKY, "synaptic": SYNAPTIC, "alpha": ALPHA}
@@ -189,10 +189,10 @@ def lif_forward_cycles(n_local, in_spikes, tile: Tile, update_per_vector=UPDATE_
     instructions(b) = SAMPLE_OVERHEAD + in_spikes[b] * (ROW_OVERHEAD + vec * row_cost)
                       + vec * update_per_vector,   vec = ceil(n_local / simd)
     """
-    n_vec = vectors(n_local, tile)[:, None]
-    instr = (SAMPLE_OVERHEAD + np.asarray(in_spikes)[..., None, :] * (ROW_OVERHEAD + n_vec * row_cost_per_vector(n_vec))
-             + n_vec * update_per_vector)
-    return barrel_cycles(per_worker(instr, tile.workers), tile)
+    n_vec = vectors(n_local, tile)
+    per = per_worker_affine(SAMPLE_OVERHEAD + n_vec * update_per_vector,
+                            ROW_OVERHEAD + n_vec * row_cost_per_vector(n_vec), in_spikes, tile.workers)
+    return barrel_cycles(per, tile)
 
 
 def _forward_cost(tiles, g, work, tile):

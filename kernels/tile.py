@@ -65,6 +65,17 @@ def per_worker(instr: np.ndarray, workers: int) -> np.ndarray:
     return instr @ _assignment(instr.shape[-1], workers)
 
 
+def per_worker_affine(const, slope, per_sample, workers: int) -> np.ndarray:
+    """``per_worker`` of ``instr[..., v, b] = const[v] + slope[v] * per_sample[..., b]`` without
+    forming the ``[..., vertices, B]`` array: ``const * samples(w) + slope * sum_{b in w} x[b]``
+    (exact: instruction counts are integers)."""
+    x = np.asarray(per_sample, dtype=np.float64)
+    assign = _assignment(x.shape[-1], workers)
+    sums = x @ assign  # [..., W]
+    return (np.asarray(const, dtype=np.float64)[:, None] * assign.sum(axis=0)
+            + np.asarray(slope, dtype=np.float64)[:, None] * sums[..., None, :])
+
+
 def barrel_cycles(worker_instr: np.ndarray, tile: Tile) -> np.ndarray:
     """Cycles of vertices given instructions per worker ``[..., vertices, workers]``."""
     worker_instr = np.asarray(worker_instr, dtype=np.float64)
