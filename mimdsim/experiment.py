@@ -131,6 +131,11 @@ def build_run(values: dict):
                                   weight_scale=v["model.weight_scale"])
     sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
+    if v.get("run.schedule") == "per-op":
+        raise ConfigError("--schedule per-op is the Kalman fit's; the SNN step runs 'published' (the study's op) "
+                          "or 'fused'")
+    if v.get("run.schedule"):
+        kw["schedule"] = v["run.schedule"]
     if v.get("run.inference"):
         kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]

@@ -110,9 +110,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("workload.covariance", "--covariance", "str", "shared",
             "kalman: one covariance pass per worker (shared) or per track", choices=("shared", "per-track"),
             commands=("compare",)),
-    Setting("workload.schedule", "--schedule", "str", "fused",
-            "kalman: one codelet (fused) or one superstep per matrix operation (per-op)",
-            choices=("fused", "per-op"), commands=("compare",)),
+    Setting("run.schedule", "--schedule", "str", None,
+            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF) or 'fused' "
+            "(hand-fused supersteps; the default otherwise); kalman 'fused' (default) or 'per-op'",
+            choices=("published", "fused", "per-op"), commands=("simulate", "compare")),
     Setting("workload.resident", "--resident", "bool", False,
             "kalman, mlp: data stay in tile (device) memory; no host I/O is timed", commands=("compare",)),
     Setting("workload.batches", "--batches", "int", 1, "kalman, mlp: batches per run (one launch per run)",

@@ -12,6 +12,14 @@ from ..experiment import build_system
 from .compare import compare_kalman, compare_mlp
 
 
+def kalman_schedule(schedule):
+    """The Kalman program's schedule from ``--schedule`` (fused unless per-op is asked for)."""
+    if schedule == "published":
+        raise ConfigError("--schedule published is the SNN step's program; the Kalman fit runs 'fused' (default) "
+                          "or 'per-op'")
+    return schedule or "fused"
+
+
 def execute_workload(values: dict, *, out=print):
     """Run a workload comparison from the settings, print its table and write ``output.json``."""
     v = values
@@ -25,7 +33,7 @@ def execute_workload(values: dict, *, out=print):
         cpu = None if str(v["workload.cpu"]).lower() == "none" else v["workload.cpu"]
         result = compare_kalman(v["workload.tracks_per_tile"], v["workload.planes"], sys_, v["gpu.preset"], cpu,
                                 cpu_cores=v["workload.cpu_cores"], variant=v["workload.variant"],
-                                covariance=v["workload.covariance"], schedule=v["workload.schedule"], stream=stream,
+                                covariance=v["workload.covariance"], schedule=kalman_schedule(v["run.schedule"]), stream=stream,
                                 batches=v["workload.batches"])
     elif v["workload.name"] == "mlp":
         result = compare_mlp(v["model.batch"], v["workload.mlp_layers"], sys_, v["gpu.preset"],

@@ -59,6 +59,9 @@ F32 = 4
 PRECISIONS = {"fp32": 4, "fp16": 2}
 
 
+SCHEDULES = ("published", "fused")
+
+
 @dataclass(frozen=True)
 class SnnPlan:
     """The SNN lowering's static choices, which its work sources and report read."""
@@ -70,6 +73,7 @@ class SnnPlan:
     scan_chunk: int  # neurons one worker scans for a list
     loss_tile: int
     dense: bool = False  # dense activations (a matmul per step) instead of spike lists
+    schedule: str = "fused"  # "published" (the study's op as built) or "fused" (hand-fused supersteps)
 
     @property
     def delay(self) -> int:
@@ -231,8 +235,14 @@ def check_step(timesteps, batch_size, optimizer) -> None:
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
-                    training: bool = True) -> Program:
+                    training: bool = True, schedule: str | None = None) -> Program:
     """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
+
+    ``schedule``: ``"published"`` lowers the program the published study ran (its op as built,
+    :mod:`.published`), ``"fused"`` mimdsim's hand-fused spike-list supersteps (:mod:`.lists`;
+    what a hand-optimised implementation could reach). None picks ``"published"`` for the
+    published sparse LIF in float32 and ``"fused"`` for every other model. Dense activations
+    (``structure.dense``) have their own program.
 
     ``structure`` (``Network.structure``) gives each layer's neuron model, bias, the
     inter-layer delay and the loss; None means the published sparse LIF (delay 1,
@@ -240,7 +250,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     ``training=False`` lowers inference instead: the same forward pass and loss, no
     backward pass or update, and only what the forward pass keeps (:func:`forward_only`).
     """
-    from . import dense, lists  # the two programs build on this module's helpers
+    from . import dense, lists, published  # the programs build on this module's helpers
 
     check_step(timesteps, batch_size, optimizer)
     check_choice("precision", precision, tuple(PRECISIONS))
@@ -251,17 +261,25 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     st = structure if structure is not None else default_structure(L)
     if len(st.layers) != L:
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
+    if schedule is None:
+        schedule = "fused"  # TODO(#14): "published" for the published op once its codelets land
+    if schedule not in SCHEDULES:
+        raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
+                          f"the study's op as built, 'fused' mimdsim's hand-fused supersteps")
     low = LayerContext(tuple(sizes), tuple(capacities), system, layout, st, int(timesteps), int(batch_size),
                        optimizer, precision)
+    chunk = scan_chunk
     if any(st.dense):
-        tensors, schedule, loss_tile = dense.lower(low)
-        chunk = 64
+        tensors, steps, loss_tile = dense.lower(low)
+        schedule, chunk = "dense", 64
+    elif schedule == "published":
+        tensors, steps, loss_tile = published.lower(low)
     else:
-        tensors, schedule, loss_tile = lists.lower(low, scan_chunk)
-        chunk = scan_chunk
-    program = Program(system, layout, low.T, low.B, tensors, schedule,
+        tensors, steps, loss_tile = lists.lower(low, scan_chunk)
+    program = Program(system, layout, low.T, low.B, tensors, steps,
                       ProgramMeta(describe_sizes(sizes), "snn", precision),
-                      SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile, dense=any(st.dense)))
+                      SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile, dense=any(st.dense),
+                              schedule=schedule))
     if not training:
         forward_only(program)
     add_code(program)

@@ -83,11 +83,12 @@ def _check_inputs(net: Network, inputs, labels):
 
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
-              precision="fp32", training=True):
+              precision="fp32", training=True, schedule=None):
     """Compile and check once per shape: programs are static and runs never modify them."""
     program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
                               neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
-                              optimizer=optimizer, structure=structure, precision=precision, training=training)
+                              optimizer=optimizer, structure=structure, precision=precision, training=training,
+                              schedule=schedule)
     check_fits(program)
     return program
 
@@ -95,7 +96,7 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
-             progress=None, precision=None, training=True) -> Run:
+             progress=None, precision=None, training=True, schedule=None) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -109,6 +110,10 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``progress(done, total)`` is called after every timestep of the loops.
     ``training=False`` runs inference: the forward pass and the loss only (no gradients,
     no update; the memory plan keeps one step of state), ``run.grads`` is None.
+    ``schedule``: ``"published"`` runs the program the published study built (its op, counted
+    from its source), ``"fused"`` mimdsim's hand-fused supersteps; None picks ``"published"``
+    for the published sparse LIF and ``"fused"`` otherwise. ``report.placement["schedule"]``
+    says which ran.
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
@@ -148,7 +153,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     st = net.structure
     st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind, st, precision, training)
+                        opt_kind, st, precision, training, schedule)
     L = net.num_layers
     if execution:
         source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
@@ -201,4 +206,4 @@ def placement(program: Program) -> dict:
     return {"tiles_used": lay.tiles_used, "chips_used": lay.chips_used, "neurons_per_tile": lay.neurons_per_tile,
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,
-            "program": "training" if program.meta.training else "inference"}
+            "program": "training" if program.meta.training else "inference", "schedule": plan.schedule}

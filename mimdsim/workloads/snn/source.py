@@ -15,6 +15,8 @@ import numpy as np
 from kernels import bptt, lif, loss as loss_k, reduce, spikes
 from kernels.tile import worker_of_sample
 
+from kernels import CODELETS
+
 from ...program import Program, VertexSet
 
 
@@ -49,6 +51,7 @@ class _Source:
         self.delay = plan.delay
         self.specs = plan.structure.layers
         self.stats = SpikeStats(self.T, self.B, self.L)
+        self._found = {}  # published schedule: ids each scan worker found, per layer [B, 2, W]
         self.loss = None
         self.grads = None
 
@@ -56,7 +59,53 @@ class _Source:
         role = vs.geometry.get("role")
         if role is not None:
             return getattr(self, role)(vs, t)
-        return getattr(self, vs.codelet)(vs, t)
+        method = getattr(self, vs.codelet, None)
+        if method is None and CODELETS[vs.codelet].static:  # no numerics and no work counts
+            return {}
+        return method(vs, t)
+
+    # ---- the published schedule's vertex sets: the same numerics, work counts per vertex
+    def published_forward(self, vs, t):
+        return {"in_spikes": np.asarray(self.forward(vs, t)["in_spikes"])[vs.geometry["sample"]]}
+
+    def published_tile_combine(self, vs, t):
+        """Ids a spread tile's combine copies: its workers' found ids, at most Kc."""
+        g = vs.geometry
+        found = self._found[vs.layer]  # [B, 2, W]
+        per_tile = np.zeros(found.shape[:2] + (g["spread"],), dtype=np.int64)
+        np.add.at(per_tile, (slice(None), slice(None), g["worker_tile"]), found)
+        return {"copied": np.minimum(per_tile, g["cap_tile"]).ravel()}
+
+    def published_combine(self, vs, t):
+        l = vs.layer
+        kept, listed = self.stats.kept[l][t], self.stats.listed[l][t]
+        return {"copied": listed, "second_pass": (kept < self.capacities[l]).astype(np.int64)}
+
+    def published_surrogate(self, vs, t):
+        return {"listed": np.asarray(self.scatter(vs, t)["listed"])[vs.geometry["sample"]]}
+
+    def published_weight_grad(self, vs, t):
+        g = vs.geometry
+        per_sample = np.concatenate([[0], np.cumsum(self.weight_grad(vs, t)["in_spikes"])])
+        return {"in_spikes": per_sample[g["first_sample"] + g["samples"]] - per_sample[g["first_sample"]]}
+
+    def published_input_grad(self, vs, t):
+        return {"in_listed": np.asarray(self.input_grad(vs, t)["in_listed"])[vs.geometry["sample"]]}
+
+    def published_reduce(self, vs, t):
+        self.partial_reduce(vs, t)  # numerics (execution-driven)
+        g = vs.geometry
+        if g["stage"] != 1:
+            return {}
+        in_listed = self._input_list_len(vs.layer, t, 1)
+        return {"active": (g["slot"] < in_listed[g["sample"]]).astype(np.int64)}
+
+    def published_grad_copies(self, vs, t):
+        return self.grad_copies_reduce(vs, t)
+
+    def published_sparse2dense(self, vs, t):
+        g = vs.geometry
+        return {"spikes": self.stats.kept[self.L][g["step"], g["sample"]]}
 
     # Static codelets do no data-dependent work in the rate source.
     def count_cross_entropy(self, vs, t):
@@ -299,6 +348,32 @@ class ExecutionSource(_Source):
 
     def spike_combine(self, vs, t):
         return {"listed": self.stats.listed[vs.layer][t], "random": self.random[vs.layer]}
+
+    def published_scan(self, vs, t):
+        """The published lists: lowest ids, spikes first then candidates (no chunk limits: the
+        per-worker and per-tile caps never cut below K); per-vertex scan work from the flags."""
+        l, g = vs.layer, vs.geometry
+        B, K, n = self.B, self.capacities[l], self.sizes[l]
+        cnt = np.empty((B, 2), dtype=np.int64)
+        drop = np.empty((B, 2), dtype=np.int64)
+        flagged = np.empty((B, 1), dtype=np.int64)
+        seed = (self.seed * 1_000_003 + l * self.T + t) % (2 ** 32)
+        p, U = self.p[l], self.U[l][t]
+        spikes.spike_lists_per_neuron(U, p["theta"], p["theta2"], K, n, n, self.random[l], seed, self.ids[l][t],
+                                      cnt, drop, flagged)
+        self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
+        flags = np.stack([U > p["theta"], (U > p["theta2"]) & (U <= p["theta"])], axis=1)  # [B, 2, n]
+        return _scan_work(self, vs, flags)
+
+    def published_sparse2dense(self, vs, t):
+        """The loss's dense outputs from every step's output list: the spike counts."""
+        L = self.L
+        if t is None and not getattr(self, "_counted", False):
+            kept, ids = self.stats.kept[L], self.ids[L]
+            tt, bb, kk = np.nonzero(np.arange(ids.shape[2])[None, None, :] < kept[..., None])
+            np.add.at(self.counts, (bb, ids[tt, bb, kk]), 1)
+            self._counted = True
+        return super().published_sparse2dense(vs, t)
 
     def count_spikes(self, vs, t):
         L = vs.layer
@@ -572,6 +647,21 @@ class RateSource(_Source):
     def spike_combine(self, vs, t):
         return {"listed": self.stats.listed[vs.layer][t], "random": self.random_policy[1]}
 
+    def published_scan(self, vs, t):
+        """Spikes and candidates drawn per sample, spread uniformly over the workers' ranges."""
+        l, g = vs.layer, vs.geometry
+        n, K, B = self.sizes[l], self.capacities[l], self.B
+        if self.delay == 1 and t < l - 1:
+            s = c = np.zeros(B, dtype=np.int64)
+        else:
+            s = self.rng.binomial(n, self.activity[l], size=B)
+            c = self.rng.binomial(n - s, self.candidate[l])
+        kept, listed = np.minimum(s, K), np.minimum(s + c, K)
+        self.stats.record(l, t, kept, listed, s - kept, c - (listed - kept))
+        widths = np.diff(g["bounds"])
+        hits = np.stack([self.rng.multinomial(s, widths / n), self.rng.multinomial(c, widths / n)], axis=1)
+        return _scan_work(self, vs, None, hits)
+
     def count_spikes(self, vs, t):
         return {"spikes": self.stats.kept[vs.layer][t]}
 
@@ -593,3 +683,33 @@ class RateSource(_Source):
         if vs.geometry.get("source") == "own":
             return {"in_listed": self._own_list_len(vs.layer, t, 1)}
         return {"in_listed": self._input_list_len(vs.layer, t, 1)}
+
+
+def _scan_work(source, vs, flags=None, hits=None) -> dict:
+    """Work of the published scan vertices, one per (sample, threshold, worker) in that order:
+    ``found`` = min(hits in the worker's range, cap); ``scanned`` = the range's width, or the
+    position of the cap-th hit when the worker stops there. From the flags ``[B, 2, n]``
+    (execution-driven) or drawn hits ``[B, 2, W]`` (rate-driven: the cap-th hit expected at
+    width * cap / hits)."""
+    g = vs.geometry
+    bounds = np.asarray(g["bounds"])
+    widths = np.diff(bounds)
+    W = widths.size
+    cap = np.asarray(g["cap"]).reshape(-1, 2, W)
+    if flags is not None:
+        B, _, n = flags.shape
+        c = np.concatenate([np.zeros((B, 2, 1), dtype=np.int64), np.cumsum(flags, axis=2)], axis=2)  # [B, 2, n+1]
+        before = c[:, :, bounds[:-1]]
+        hits = c[:, :, bounds[1:]] - before
+        # position of the cap-th hit: first index i with c[i + 1] >= before + cap, rows made disjoint
+        rows = np.arange(B * 2).reshape(B, 2, 1) * (n + 2)
+        flat = (c[:, :, 1:] + rows).ravel()
+        target = before + cap + rows
+        pos = np.searchsorted(flat, target.ravel()).reshape(target.shape) - (rows // (n + 2)) * n
+        stop = np.minimum(pos - bounds[:-1] + 1, widths)
+    else:
+        stop = np.ceil(widths * cap / np.maximum(hits, 1)).astype(np.int64)
+    found = np.minimum(hits, cap)
+    scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
+    source._found[vs.layer] = found
+    return {"found": found.ravel(), "scanned": np.broadcast_to(scanned, found.shape).ravel()}
