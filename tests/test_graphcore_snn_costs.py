@@ -351,13 +351,71 @@ def test_combine_lists_batched_and_monotone():
     assert (more > c[0]).all()
 
 
+# ---------------------------------------------------------------------- poplibs programs
+
+
+def test_dynamic_slice_and_update_by_hand():
+    # one contiguous region of 96 uint32 per tile: DynamicSlice1D, nCopies = ceil(96/6) // 2 = 8
+    one_d = 11 + 1 + 6 + 1 + 6 + 6 * (35 + (24 + 2 * 8))
+    # 48 regions of 2: DynamicSlice2D, 8 regions on the busiest of 6 workers, 1 vector each
+    two_d = 6 * (2 + 23 + 8 * ((29 + 1) + 13)) + 11
+    assert (one_d, two_d) == (475, 2225)
+    g = {"elements": np.array([96, 96]), "regions": np.array([1, 48])}
+    _eq(_cost("popops.dynamic_slice", [0, 1], g)[1], [one_d, two_d])
+    _eq(_cost("popops.dynamic_update", [0, 1], g)[1], [one_d, two_d])
+    # half, 3 regions of 34: ceil(34 / 4) = 9 vectors: 31 + 2 * 9 per slice
+    _eq(_cost("popops.dynamic_slice", [0], {"elements": np.array([100]), "regions": np.array([3]),
+                                            "dtype_bytes": np.array([2])})[1], [6 * (2 + 23 + (31 + 18 + 13)) + 11])
+
+
+def test_reduce_by_hand():
+    # stage 2 of the input-spike gradients: 1 output of 30 scattered partials
+    default = 7 + 26 + (24 + 2 * 2) + (4 + (2 * 1 + 1) + 30 * 10 + 30 * (2 + 1 + 3))
+    assert default == 548
+    # the 6 gradient copies of a 2312 x 2 block: strided, 772 outputs on the busiest worker
+    strided = 15 + 386 * (3 + 5 + 3 + 5)
+    assert strided == 6191
+    g = {"outputs": np.array([1, 4624]), "inputs_per_output": np.array([30, 6]),
+         "specialisation": np.array(["default", "strided"])}
+    _eq(_cost("popops.reduce", [0, 1], g)[1], [6 * (2 + 548) + 11, 6 * (2 + 6191) + 11])
+    # 8 outputs in one region of 3 partials: 2 accumulator vectors, one worker each
+    vec = 7 + 26 + 28 + 1 * (3 + 2 + 5 + 1) + 1 * 3 * 10 + 3 * 1 * (6 + 3)
+    _eq(_cost("popops.reduce", [0], {"outputs": np.array([8]), "inputs_per_output": np.array([3])})[1],
+        [6 * (2 + vec) + 11])
+
+
+def test_mul_in_place_by_hand():
+    scalar = 6 * (20 + 8 * 2) + 11  # 96 elements: 16 per worker, 8 float2 loops of 2
+    sup = 13 + 6 * 17 + 6 * (17 + (2 + 5 + 2 * (8 + 2 * 8)))  # 48 blocks of 2: 8 per worker
+    two_d = 6 * (2 + 3 + 8 * (9 + (2 + 5 + 2 * (8 + 2))) + 1 + 3) + 11  # 48 regions: 8 entries per worker
+    g = {"elements": np.array([96] * 3), "form": np.array(["scalar", "vector_inner", "vector_inner"]),
+         "pattern": np.array([1, 2, 2]), "regions": np.array([1, 1, 48])}
+    _eq(_cost("popops.mul_in_place", [0, 1, 2], g)[1], [scalar, sup, two_d])
+
+
+def test_cast_zero_scalar_uniform_by_hand():
+    # cast 100 elements, one region: busiest worker 4 * ceil(25 / 6) = 20
+    _eq(_cost("popops.cast", [0, 1], {"elements": np.array([100, 100]), "regions": np.array([1, 10])})[1],
+        [19 + 6 * (23 + 19 + 2 * 20), 6 * (2 + 5 + 2 * (11 + 19 + 2 * 10)) + 11])
+    # zero 100 float: 6 Fill vertices of up to 17; 10 regions of 10: Fill2d with 2 regions
+    _eq(_cost("popops.zero", [0, 1], {"elements": np.array([100, 100]), "regions": np.array([1, 10])})[1],
+        [6 * (2 + (23 + 8 + 1)) + 11, 6 * (2 + 5 + 2 * (23 + 5) + 1 - 3 * 2) + 11])
+    # itime - 1 on one uint32 on tile 0
+    _eq(_cost("popops.scalar_op", [0], {})[1], [6 * (20 + 1 * 6) + 11])
+    # poprand uniform int over 24 elements
+    _eq(_cost("poprand.uniform", [0], {"elements": np.array([24])})[1], [4 + 22 * 6 + 6 * 12])
+
+
 # ---------------------------------------------------------------------- registry
 
 
 EXPECTED = {"gsnn.state_update": 640, "gsnn.dense_spikes": 96, "gsnn.dense_to_sparse": 128,
             "gsnn.combine_worker_lists": 160, "gsnn.combine_lists": 256, "gsnn.state_out_grad": 2304,
             "gsnn.weights_grad": 512, "gsnn.inp_spikes_grad": 448, "gsnn.reduce_stage1": 192,
-            "gsnn.sparse2dense": 96, "gsnn.sparse2dense_grad": 128}
+            "gsnn.sparse2dense": 96, "gsnn.sparse2dense_grad": 128,
+            "popops.dynamic_slice": 512, "popops.dynamic_update": 512, "popops.reduce": 768,
+            "popops.mul_in_place": 384, "popops.cast": 256, "popops.zero": 192, "popops.scalar_op": 256,
+            "poprand.uniform": 384}
 STATIC = {"gsnn.dense_spikes", "gsnn.sparse2dense_grad"} | {n for n in EXPECTED if not n.startswith("gsnn.")}
 
 
