@@ -8,6 +8,11 @@ cycles, round robin, so a vertex whose work is split over the workers costs::
 
 Fewer busy workers than ``workers`` do not make one worker faster: the idle issue
 slots are wasted, as on the chip.
+
+Compute sets of many vertices per tile (the published sparse-BPTT op: 48 state-update and
+96 flag vertices per tile) are costed by :func:`deal_vertices` (single-worker vertices, each
+started by the supervisor's ``run`` on a free worker context) and :func:`multi_vertex_cycles`
+(MultiVertex instances, each run by all workers, one instance after another).
 """
 from __future__ import annotations
 
@@ -108,3 +113,55 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     flat = (np.arange(n)[:, None] * cells + slot[None, :]).ravel()
     per = np.bincount(flat, weights=instr.ravel(), minlength=n * cells).reshape(lead + (uniq.size, W))
     return uniq, W * per.max(axis=-1) + tile.vertex_launch_cycles
+
+
+# The vertex-launch model (docs/cost-model.md, "Vertex launch"). Counted in a worker's issue
+# slots, like instructions: each costs ``workers`` tile cycles in the barrel.
+#  * VERTEX_RUN_INSTRUCTIONS: the supervisor's ``run`` that starts a worker vertex on a free
+#    context; it issues in the slot the vertex will occupy. poplibs
+#    lib/popnn/PerformanceEstimation.hpp, getBwdNonlinearityDerivativeCycles: a worker vertex
+#    adds "2 // run instruction" that a supervisor vertex does not.
+#  * WORKER_VERTEX_OVERHEAD: the rest of a worker vertex's entry and exit (load the vertex
+#    state base, set up, ``exitz``); same function: "+ 7; // remaining vertex overhead". Added
+#    by codelets whose own count does not already include it (the compiled C++ vertices of
+#    kernels/graphcore_snn.py); poplibs' worker estimators include their entry code.
+VERTEX_RUN_INSTRUCTIONS = 2
+WORKER_VERTEX_OVERHEAD = 7
+
+
+def deal_vertices(vertex_tiles, vertex_instr, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):
+    """A compute set of single-worker vertices on their tiles: ``(tiles, cycles)``.
+
+    The supervisor starts the vertices of a tile in compute-set order, each with a ``run``
+    (``run`` issue slots) on the next worker context (round robin, rank mod ``workers``); a
+    worker's vertex costs ``workers`` cycles per instruction, as every barrel slot does::
+
+        cycles[tile] = workers * max over contexts(sum over its vertices(run + instr))
+                       + vertex_launch_cycles          (the compute set's start and join)
+
+    ``vertex_instr`` is ``[V]`` or ``[..., V]`` (leading loop-iteration axes); cycles come
+    back ``[..., U]`` for the ``U`` unique tiles returned. Round robin equals the supervisor's
+    earliest-free order when a tile's vertices cost the same; otherwise it is an
+    approximation of it (docs/cost-model.md).
+    """
+    return deal_jobs(vertex_tiles, np.asarray(vertex_instr, dtype=np.float64) + run, tile)
+
+
+def multi_vertex_cycles(vertex_tiles, worker_instr, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):
+    """MultiVertex instances on their tiles: ``(tiles, cycles)``.
+
+    Each instance runs on all ``workers`` contexts (``runall``); ``worker_instr[..., V]`` is
+    its busiest worker's instructions. Instances on one tile run one after another::
+
+        cycles[tile] = sum over its instances(workers * (run + worker_instr))
+                       + vertex_launch_cycles
+    """
+    vertex_tiles = np.asarray(vertex_tiles)
+    instr = np.asarray(worker_instr, dtype=np.float64)
+    lead = instr.shape[:-1]
+    uniq, inv = np.unique(vertex_tiles, return_inverse=True)
+    per = tile.workers * (run + instr.reshape(-1, vertex_tiles.size))
+    n = per.shape[0]
+    flat = (np.arange(n)[:, None] * uniq.size + inv[None, :]).ravel()
+    summed = np.bincount(flat, weights=per.ravel(), minlength=n * uniq.size).reshape(lead + (uniq.size,))
+    return uniq, summed + tile.vertex_launch_cycles
