@@ -76,12 +76,13 @@ def state_update_instructions(n, in_spikes):
     re-reads the id list once per neuron pair (and once more for an odd tail).
     """
     n = np.asarray(n)
-    k = np.asarray(in_spikes, dtype=np.float64)
-    two = SU2_SETUP + k * SU2_PER_SPIKE + SU_NEURON_SETUP + 2 * SU_PER_NEURON
     pairs, odd = n // 2, n % 2
-    multi = (SUM_SETUP + pairs * (SUM_PAIR_OVERHEAD + k * SUM_PER_SPIKE + 2 * SU_NEURON_UNROLLED)
-             + odd * (SUM_TAIL_OVERHEAD + k * SUM_TAIL_PER_SPIKE + SU_NEURON_UNROLLED))
-    return np.where(n == 2, two, multi)
+    # affine in k: per-vertex constant and slope from n, then one pass over [..., V]
+    const = np.where(n == 2, SU2_SETUP + SU_NEURON_SETUP + 2 * SU_PER_NEURON,
+                     SUM_SETUP + pairs * (SUM_PAIR_OVERHEAD + 2 * SU_NEURON_UNROLLED)
+                     + odd * (SUM_TAIL_OVERHEAD + SU_NEURON_UNROLLED)).astype(np.float64)
+    slope = np.where(n == 2, SU2_PER_SPIKE, pairs * SUM_PER_SPIKE + odd * SUM_TAIL_PER_SPIKE).astype(np.float64)
+    return const + slope * np.asarray(in_spikes, dtype=np.float64)
 
 
 def state_update_cycles(vertex_tiles, n, in_spikes, tile: Tile):
@@ -301,11 +302,11 @@ def inp_spikes_grad_instructions(n, in_listed):
         odd n:   IGS_SETUP + m (IGS_PER_ID + n IGS_PER_NEURON)
     """
     n = np.asarray(n)
-    m = np.asarray(in_listed, dtype=np.float64)
-    two = IG2_SETUP + m * IG2_PER_ID
-    multi = IGM_SETUP + m * (IGM_PER_ID + (n // 2 - 1) * IGM_PER_EXTRA_PAIR)
-    scalar = IGS_SETUP + m * (IGS_PER_ID + n * IGS_PER_NEURON)
-    return np.where(n == 2, two, np.where(n % 2 == 0, multi, scalar))
+    even = n % 2 == 0
+    const = np.where(n == 2, IG2_SETUP, np.where(even, IGM_SETUP, IGS_SETUP)).astype(np.float64)
+    slope = np.where(n == 2, IG2_PER_ID, np.where(even, IGM_PER_ID + (n // 2 - 1) * IGM_PER_EXTRA_PAIR,
+                                                  IGS_PER_ID + n * IGS_PER_NEURON)).astype(np.float64)
+    return const + slope * np.asarray(in_listed, dtype=np.float64)
 
 
 def inp_spikes_grad_cycles(vertex_tiles, n, in_listed, tile: Tile):

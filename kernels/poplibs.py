@@ -388,6 +388,21 @@ def _uniform_cost(tiles, g, work, tile):
 
 # --------------------------------------------------------------------------- registration
 # code_bytes: estimates of the size of poplibs' (mostly assembly) codelets (docs/cost-model.md).
+def copy_cycles(elements, regions, dtype_bytes, tile: Tile):
+    """An on-tile Copy program: the same bytes moved as a one-slice ``dynamic_slice_cycles``.
+
+    Poplar lowers a Copy between two tensors on one tile to copy vertices whose estimator is not
+    public; this assumes they cost what poplibs' DynamicSlice vertices cost to move the same
+    regions (docs/cost-model.md, poplibs programs)."""
+    return dynamic_slice_cycles(elements, regions, dtype_bytes, 1, tile)
+
+
+def _copy_cost(tiles, g, work, tile):
+    e = g["elements"]
+    return tiles, copy_cycles(e, _g(g, "regions", 1, e), _g(g, "dtype_bytes", 4, e), tile)
+
+
+COPY = register("popops.copy", copy_cycles, code_bytes=256, cost=_copy_cost, static=True)
 DYNAMIC_SLICE = register("popops.dynamic_slice", dynamic_slice_cycles, code_bytes=512, cost=_dynamic_slice_cost,
                          static=True)
 DYNAMIC_UPDATE = register("popops.dynamic_update", dynamic_update_cycles, code_bytes=512, cost=_dynamic_update_cost,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -92,6 +93,30 @@ def vectors(n, tile: Tile) -> np.ndarray:
     return -(-np.asarray(n) // tile.simd)
 
 
+_PLANS: dict = {}
+
+
+def _deal_plan(job_tiles: np.ndarray, workers: int):
+    """(order, unique tiles, (tile, worker) slot of each job in sorted order) of a job layout,
+    cached per array: a program's vertex layouts are static and costed every iteration."""
+    key = (id(job_tiles), job_tiles.size, workers)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0]() is job_tiles:
+        return hit[1]
+    order = np.argsort(job_tiles, kind="stable")
+    t = job_tiles[order]
+    uniq, start = np.unique(t, return_index=True)
+    rank = np.arange(t.size) - np.repeat(start, np.diff(np.append(start, t.size)))
+    plan = (order, uniq, np.searchsorted(uniq, t) * workers + rank % workers)
+    try:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        _PLANS[key] = (weakref.ref(job_tiles), plan)
+    except TypeError:  # not weak-referenceable: no caching
+        pass
+    return plan
+
+
 def deal_jobs(job_tiles, job_instr, tile: Tile):
     """Single-worker jobs placed on tiles, dealt round robin to each tile's workers.
 
@@ -100,12 +125,9 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     ``job_instr`` is ``[jobs]`` or ``[iterations, jobs]`` (cycles then ``[iterations, tiles]``).
     """
     job_tiles = np.asarray(job_tiles)
-    order = np.argsort(job_tiles, kind="stable")
-    t = job_tiles[order]
-    uniq, start = np.unique(t, return_index=True)
-    rank = np.arange(t.size) - np.repeat(start, np.diff(np.append(start, t.size)))
     W = tile.workers
-    slot = np.searchsorted(uniq, t) * W + rank % W  # (tile, worker) of each job, in job order
+    order, uniq, slot = _deal_plan(job_tiles, W)
+    t = job_tiles[order]
     instr = np.asarray(job_instr, dtype=np.float64)
     lead = instr.shape[:-1] if instr.ndim > 1 else ()
     instr = np.broadcast_to(instr, lead + job_tiles.shape)[..., order].reshape(-1, t.size)

@@ -12,7 +12,8 @@ def test_readme_main_job_runs_as_written():
     out = subprocess.run([sys.executable, "-m", "mimdsim", "simulate"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "2312-978-978-976-10 on ipu-mk2" in out.stdout
-    assert "samples/s" in out.stdout and "fwd.neuron" in out.stdout and "bwd.reduce2" in out.stdout
+    assert "samples/s" in out.stdout and "fwd.state_update" in out.stdout and "bwd.reduce2" in out.stdout
+    assert "published schedule" in out.stdout  # the study's program is the default for its model
 
 
 def test_chips_lists_presets(capsys):

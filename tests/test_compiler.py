@@ -39,7 +39,7 @@ def test_whole_layers_per_chip():
 
 def test_program_structure():
     net = mimdsim.Network.feedforward([40, 30, 20, 5])
-    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), timesteps=7, batch_size=3)
+    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), schedule="fused", timesteps=7, batch_size=3)
     loops = [s for s in prog.schedule if isinstance(s, Loop)]
     assert [(l.name, l.count, l.reverse) for l in loops] == [("forward", 7, False), ("backward", 7, True)]
     names = [s.name for s in prog.supersteps()]
@@ -58,7 +58,7 @@ def test_program_structure():
 def test_memory_plan_by_hand():
     net = mimdsim.Network.feedforward([40, 30, 5], capacities=[6, 4, 2])
     T, B = 10, 4
-    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), timesteps=T,
+    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), schedule="fused", timesteps=T,
                            batch_size=B, neurons_per_tile=2)
     t = prog.mapping.layers[0].first_tile
     by_name = {}
@@ -72,7 +72,7 @@ def test_memory_plan_by_hand():
     assert by_name["L1.membrane_history"] == T * B * 2 * 4
     assert by_name["L1.input_list_history"] == T * B * (6 + 2) * 2
     assert prog.tile_bytes()[t] == sum(by_name.values())
-    sgd = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), timesteps=T,
+    sgd = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=64), schedule="fused", timesteps=T,
                           batch_size=B, neurons_per_tile=2, optimizer="sgd")
     assert not any(a.name.endswith("adam_moments") for a in sgd.tensors)
 
@@ -84,7 +84,7 @@ def test_activity_l1_costs_one_add_per_listed_hidden_id():
     plain = mimdsim.Network.feedforward([32, 48, 48, 10], max_activity=0.1)
     l1 = mimdsim.Network.feedforward([32, 48, 48, 10], max_activity=0.1)
     l1.readout = mimdsim.Readout(activity_l1=1e-3)
-    runs = [mimdsim.simulate(n, chip, timesteps=5, batch_size=4, activity=0.05) for n in (plain, l1)]
+    runs = [mimdsim.simulate(n, chip, timesteps=5, batch_size=4, activity=0.05, schedule="fused") for n in (plain, l1)]
     own = [{(vs.layer, vs.codelet): vs.geometry.get("own") for st in r.program.supersteps() for vs in st.compute
             if vs.geometry.get("role") == "scatter"} for r in runs]
     for (layer, codelet), v in own[0].items():

@@ -101,7 +101,7 @@ def test_unknown_chip_and_bad_fields():
 def test_model_that_does_not_fit_names_tile_and_tensors():
     net = mimdsim.Network.feedforward([2312, 978, 978, 976, 10], max_activity=0.01)
     with pytest.raises(OutOfTileMemory) as info:
-        mimdsim.simulate(net, "ipu-mk1", timesteps=100, batch_size=48, activity=0.005)
+        mimdsim.simulate(net, "ipu-mk1", timesteps=100, batch_size=48, activity=0.005, schedule="fused")
     err = info.value
     assert err.used > err.limit == 256 * 1024
     assert err.breakdown["L1.input_list_history"] == 100 * 48 * (22 + 2) * 2

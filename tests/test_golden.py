@@ -77,6 +77,7 @@ def _dense(tmp):
 
 CASES = {
     "simulate_rate_default": _cli("simulate", "--quiet"),
+    "simulate_rate_fused": _cli("simulate", "--schedule", "fused", "--quiet"),
     "simulate_execute_default": _cli("simulate", "--execute", "--quiet"),
     "simulate_execute_live": _cli("simulate", "--layers", "784,1000,10", "--timesteps", "25", "--batch", "32",
                                   "--execute", "--input-activity", "0.05", "--weight-scale", "5", "--quiet"),

@@ -184,10 +184,16 @@ def test_published_sparse_lif_is_one_configuration_of_the_family():
     spec = net.specs[0]
     assert (spec.model, spec.reset, spec.reset_in_gradient, spec.surrogate.name) == ("leaky", "zero", False, "superspike")
     assert spec.gain == pytest.approx(10 * (1 - 0.95)) and spec.surrogate["beta"] == 10.0 and net.delay == 1
-    prog = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=16), timesteps=3, batch_size=2, activity=0.1).program
+    chip = mimdsim.chip("ipu-mk2", tiles=16)
+    prog = mimdsim.simulate(net, chip, timesteps=3, batch_size=2, activity=0.1, schedule="fused").program
     fwd = [s for s in prog.supersteps() if s.name == "fwd.neuron"][0]
     assert {v.codelet for v in fwd.compute} == {"lif_forward"}
     assert all(v.geometry["update"] == 10 for v in fwd.compute)
+    # the published op runs this model by default: its own state-update vertices
+    prog = mimdsim.simulate(net, chip, timesteps=3, batch_size=2, activity=0.1).program
+    assert prog.plan.schedule == "published"
+    fwd = [s for s in prog.supersteps() if s.name == "fwd.state_update"][0]
+    assert {v.codelet for v in fwd.compute} == {"gsnn.state_update"}
 
 
 def test_reset_excluded_from_gradient_is_the_backward_of_reset_none():

@@ -40,9 +40,9 @@ def test_csv_has_a_row_per_superstep_kind_and_phase(tmp_path):
                  "--csv", str(p), "--quiet"]) == 0
     rows = list(csv.DictReader(open(p)))
     mimd = [r for r in rows if r["platform"] == "mimd"]
-    assert {r["step"] for r in mimd} >= {"io.inputs", "fwd.neuron", "bwd.neuron", "update.optimizer"}
+    assert {r["step"] for r in mimd} >= {"io.inputs", "fwd.state_update", "bwd.surrogate", "update.optimizer"}
     assert {r["phase"] for r in mimd} == {"io", "forward", "backward", "update"}
-    fwd = [r for r in mimd if r["step"] == "fwd.neuron"][0]
+    fwd = [r for r in mimd if r["step"] == "fwd.state_update"][0]
     assert int(fwd["count"]) == 8
     assert float(fwd["total_cycles"]) == pytest.approx(float(fwd["compute"]) + float(fwd["exchange"])
                                                        + float(fwd["sync"]) + float(fwd["host"]))

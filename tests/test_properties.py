@@ -80,7 +80,7 @@ def test_phases_and_kinds_add_up():
     assert per_step == pytest.approx(c["total"])
     assert d["seconds_per_step"] == pytest.approx(c["total"] / rep.clock_hz)
     assert d["samples_per_second"] == pytest.approx(8 / d["seconds_per_step"])
-    assert d["supersteps"]["fwd.neuron"]["count"] == 10 and d["supersteps"]["bwd.neuron"]["count"] == 10
+    assert d["supersteps"]["fwd.state_update"]["count"] == 10 and d["supersteps"]["bwd.surrogate"]["count"] == 10
     assert set(c["by_phase"]) == {"io", "forward", "backward", "update"}
     assert len(d["tiles"]["compute_cycles"]) == 1472 and d["memory"]["max_tile_bytes"] <= 638_976
 

@@ -44,8 +44,9 @@ def spikes_in(seed=0, rate=0.2):
 
 
 def program(net):
+    """The fused spike-list program (tests/test_published.py checks the published schedule's sources)."""
     return compile_program(net.sizes, net.capacities, mimdsim.system(CHIP), timesteps=T, batch_size=B,
-                           structure=net.structure)
+                           structure=net.structure, schedule="fused")
 
 
 class Recording:
@@ -191,7 +192,7 @@ def test_execution_source_work_has_each_cost_route_keys_shaped_and_bounded():
 def test_execution_source_counts_equal_the_spike_lists_it_produced():
     x, y = spikes_in()
     net = network()
-    run = mimdsim.simulate(net, CHIP, inputs=x, labels=y)
+    run = mimdsim.simulate(net, CHIP, inputs=x, labels=y, schedule="fused")
     s = run.stats
     spk = [x.astype(bool)] + [tr["spk"].astype(bool) for tr in run.traces]
     assert sum(int(c.sum()) for c in s.listed[1:]) > sum(int(c.sum()) for c in s.kept[1:]) > 0
@@ -225,7 +226,7 @@ def test_execution_source_step_work_matches_its_stats():
 
 def test_execution_source_output_counts_are_the_sent_output_spikes():
     x, y = spikes_in()
-    run = mimdsim.simulate(network(), CHIP, inputs=x, labels=y)
+    run = mimdsim.simulate(network(), CHIP, inputs=x, labels=y, schedule="fused")
     np.testing.assert_array_equal(run.counts.sum(axis=1), run.stats.kept[L].sum(axis=0))
 
 
@@ -233,7 +234,7 @@ def test_execution_source_counts_equal_traced_output_spikes_when_no_list_overflo
     net = mimdsim.Network.build([40, 30, 10], "leaky", beta=0.9, weight_scale=5.0)  # capacities = sizes: exact
     rng = np.random.default_rng(1)
     x, y = (rng.random((T, B, 40)) < 0.3).astype(np.uint8), rng.integers(0, 10, B)
-    run = mimdsim.simulate(net, CHIP, inputs=x, labels=y)
+    run = mimdsim.simulate(net, CHIP, inputs=x, labels=y, schedule="fused")
     assert all(not d.any() for d in run.stats.dropped_spikes)
     spk = run.traces[-1]["spk"]
     assert spk.sum() > 0
@@ -249,8 +250,8 @@ STATIC_STEPS = ("io.inputs", "loss", "loss.grad", "bwd.reduce1", "bwd.reduce2", 
 def test_execution_and_rate_runs_share_every_static_superstep_cost():
     net = network()
     x, y = spikes_in()
-    ex = mimdsim.simulate(net, CHIP, inputs=x, labels=y)
-    rt = mimdsim.simulate(net, CHIP, timesteps=T, batch_size=B, activity=0.1)
+    ex = mimdsim.simulate(net, CHIP, inputs=x, labels=y, schedule="fused")
+    rt = mimdsim.simulate(net, CHIP, timesteps=T, batch_size=B, activity=0.1, schedule="fused")
     assert ex.program is rt.program  # one compiled program
     assert ex.report.steps.keys() == rt.report.steps.keys()
     for name in STATIC_STEPS:

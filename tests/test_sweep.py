@@ -89,7 +89,8 @@ def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert run_serial(sw) == 4
     recs = load_results(sw.results)
     bad = [r for r in recs if r["status"] == "error"]
-    assert len(bad) == 2 and all("OutOfTileMemory" in r["error"] for r in bad)
+    # too large for the tiles, or for the op's placement of per-sample surrogate vertices
+    assert len(bad) == 2 and all("OutOfTileMemory" in r["error"] or "smaller batch" in r["error"] for r in bad)
     assert all(r["params"]["model.batch"] == 4000 for r in bad)
     assert {"mimdsim", "numpy", "numba"} <= set(recs[0]["versions"]) and recs[0]["seed"] == 0
 

@@ -137,7 +137,7 @@ def test_fp16_numerics_within_documented_tolerance_of_fp32():
                                             weight_scale=4.0),
                 mimdsim.Network.build([100, 64, 10], NeuronSpec("leaky", beta=0.9), bias=True, weight_scale=3.0)):
         chip = mimdsim.chip("ipu-mk2", tiles=64)
-        r32 = mimdsim.simulate(net, chip, inputs=x, labels=y)
+        r32 = mimdsim.simulate(net, chip, inputs=x, labels=y, schedule="fused")
         r16 = mimdsim.simulate(net, chip, inputs=x, labels=y, precision="fp16")
         assert r16.loss == pytest.approx(r32.loss, rel=1e-2)
         s32 = np.concatenate([t["spk"].ravel() for t in r32.traces])

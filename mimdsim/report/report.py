@@ -134,7 +134,8 @@ class Report(JsonOutput):
         pl = self.placement
         if "tiles_used" in pl:
             lines.append(f"  placement: {pl['tiles_used']} tiles on {pl['chips_used']} chip(s), "
-                         f"{pl['neurons_per_tile']} neurons per tile")
+                         f"{pl['neurons_per_tile']} neurons per tile"
+                         + (f"; {pl['schedule']} schedule" if pl.get("schedule") else ""))
         if self.layers:
             lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"
                           f"{'spikes':>11}{'dropped':>10}{'dropped cand.':>15}"]

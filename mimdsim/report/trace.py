@@ -100,7 +100,7 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
         # counter values at the start of each forward step
         t_us, now2 = {}, 0.0
         for rec in timeline:
-            if rec["name"] == "fwd.neuron" and rec["t"] is not None:
+            if rec["phase"] == "forward" and rec["t"] is not None:  # the step's first forward superstep
                 t_us.setdefault(rec["t"], now2)
             now2 += (rec["sync"] + rec["exchange"] + rec["host"] + rec["compute"]) * us
         for t, ts_ in sorted(t_us.items()):

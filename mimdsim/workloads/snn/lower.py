@@ -262,7 +262,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     if len(st.layers) != L:
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
     if schedule is None:
-        schedule = "fused"  # TODO(#14): "published" for the published op once its codelets land
+        schedule = "published" if published.runs_published(st) and precision == "fp32" else "fused"
     if schedule not in SCHEDULES:
         raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
                           f"the study's op as built, 'fused' mimdsim's hand-fused supersteps")

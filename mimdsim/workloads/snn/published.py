@@ -435,7 +435,8 @@ class _Published:
         # B3: dL/dU *= alpha, per layer (local)
         for l, p in enumerate(self.layers, start=1):
             steps.append(Superstep(f"bwd.decay.L{l}", "backward", (
-                vertices("popops.mul_in_place", l, p.tile_ids, elements=B * p.n_local),), (), sync))
+                vertices("popops.mul_in_place", l, p.tile_ids, elements=B * p.n_local, form="vector_inner",
+                         pattern=p.n_local, regions=np.full(p.tiles, B)),), (), sync))
         # B4: the surrogate, one vertex per (layer, sample) on a few tiles; rows copied in and dL/dU back
         comp, exch, back = [], [], []
         for l, (p, gen) in enumerate(zip(self.layers, self.gens), start=1):
@@ -456,9 +457,11 @@ class _Published:
         # B5: dL/dI = (1 - alpha) c dL/dU: a copy and a multiplication per layer (local)
         for l, p in enumerate(self.layers, start=1):
             steps.append(Superstep(f"bwd.copy_dU.L{l}", "backward", (
-                vertices("popops.copy", l, p.tile_ids, elements=B * p.n_local),), (), sync))
+                vertices("popops.copy", l, p.tile_ids, elements=B * p.n_local, regions=np.full(p.tiles, B)),), (),
+                sync))
             steps.append(Superstep(f"bwd.scale_dI.L{l}", "backward", (
-                vertices("popops.mul_in_place", l, p.tile_ids, elements=B * p.n_local),), (), sync))
+                vertices("popops.mul_in_place", l, p.tile_ids, elements=B * p.n_local, form="vector_inner",
+                         pattern=p.n_local, regions=np.full(p.tiles, B)),), (), sync))
         # B6: re-broadcast of each layer's input ids and counts to all its tiles (two Copy programs)
         for l, p in enumerate(self.layers, start=1):
             src_hold = self.hold[0] if l == 1 else self.hold[l - 2]
