@@ -74,6 +74,7 @@ class SnnPlan:
     loss_tile: int
     dense: bool = False  # dense activations (a matmul per step) instead of spike lists
     schedule: str = "fused"  # "published" (the study's op as built) or "fused" (hand-fused supersteps)
+    weight_grad_copies: int | None = None  # published: per-worker gradient copies per tile (1: single-thread)
 
     @property
     def delay(self) -> int:
@@ -268,18 +269,18 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
                           f"the study's op as built, 'fused' mimdsim's hand-fused supersteps")
     low = LayerContext(tuple(sizes), tuple(capacities), system, layout, st, int(timesteps), int(batch_size),
                        optimizer, precision)
-    chunk = scan_chunk
+    chunk, copies = scan_chunk, None
     if any(st.dense):
         tensors, steps, loss_tile = dense.lower(low)
         schedule, chunk = "dense", 64
     elif schedule == "published":
-        tensors, steps, loss_tile = published.lower(low)
+        tensors, steps, loss_tile, copies = published.lower(low)
     else:
         tensors, steps, loss_tile = lists.lower(low, scan_chunk)
     program = Program(system, layout, low.T, low.B, tensors, steps,
                       ProgramMeta(describe_sizes(sizes), "snn", precision),
                       SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile, dense=any(st.dense),
-                              schedule=schedule))
+                              schedule=schedule, weight_grad_copies=copies))
     if not training:
         forward_only(program)
     add_code(program)

@@ -176,6 +176,20 @@ class _Published:
             self.grad_tile.append(tiles)
         self.tensors = TensorList()
         self.group = 0
+        self.copies = self.weight_grad_copies()
+
+    def weight_grad_copies(self) -> int:
+        """Weight-gradient copies per tile: the stored build calls ``calcLIFWeightGrad`` (one vertex
+        and one private copy per worker, summed after the loop); the same file defines
+        ``calcLIFWeightGrad_singleThread`` (one vertex per tile over the whole batch, one gradient).
+        The study ran configurations whose six copies cannot fit a tile (16-32 neurons per tile):
+        those runs must have used the single-thread scheme, so it is taken where the copies do not
+        fit (docs/as-built/graphcore_snn.md §4, B7)."""
+        limit = self.low.system.chip.sram_per_tile
+        worst = max(WORKERS_PER_TILE * self.low.sizes[l - 1] * int(p.n_local.max()) * F32
+                    + 4 * self.low.sizes[l - 1] * int(p.n_local.max()) * F32  # weights, final gradient, Adam
+                    for l, p in enumerate(self.layers, start=1))
+        return WORKERS_PER_TILE if worst <= limit else 1
 
     def next_group(self, n=1) -> int:
         g = self.group
@@ -185,7 +199,6 @@ class _Published:
     # ------------------------------------------------------------ memory
     def plan_memory(self):
         low, B, T = self.low, self.low.B, self.low.T
-        W = WORKERS_PER_TILE
         alloc = self.tensors.alloc
         sizes, caps = low.sizes, low.capacities
         # layer 0's input history [T, B, K0] (float32 op input, then uint32 after the cast)
@@ -196,8 +209,9 @@ class _Published:
             n_in, K, K_in = sizes[l - 1], caps[l], caps[l - 1]
             tiles, nl = p.tile_ids, p.n_local
             alloc(f"L{l}.weights", "weights", tiles, n_in * nl * F32, l)
-            alloc(f"L{l}.grad_copies", "gradients", tiles, W * n_in * nl * F32, l)  # dLdweights [6, N_in, N]
-            alloc(f"L{l}.grad", "gradients", tiles, n_in * nl * F32, l)  # dLdweights_final
+            if self.copies > 1:
+                alloc(f"L{l}.grad_copies", "gradients", tiles, self.copies * n_in * nl * F32, l)  # [6, N_in, N]
+            alloc(f"L{l}.grad", "gradients", tiles, n_in * nl * F32, l)  # dLdweights_final (single-thread: dLdweights)
             if low.optimizer == "adam":
                 alloc(f"L{l}.adam_moments", "optimizer", tiles, 2 * n_in * nl * F32, l)
             alloc(f"L{l}.neuron_params", "state", tiles, 4 * nl * F32, l)  # decay, (1-alpha)c, thresholds [2, N]
@@ -259,7 +273,7 @@ class _Published:
         schedule = [*self.io_steps(sync), Loop("forward", low.T, tuple(fwd)), *self.after_forward(sync), loss,
                     loss_back, *self.before_backward(sync), Loop("backward", low.T, tuple(bwd), reverse=True),
                     *self.update_steps(sync)]
-        return tensors, schedule, self.layers[-1].first_tile
+        return tensors, schedule, self.layers[-1].first_tile, self.copies
 
     def io_steps(self, sync):
         """Infeed of one batch: the input ids [B, T, K0] (float32), counts [B, T] and labels."""
@@ -404,7 +418,7 @@ class _Published:
             steps.append(Superstep(f"bwd.cast_lists.L{l}", "backward", (
                 vertices("popops.cast", l, ht, elements=self.low.T * he),), (), sync))
         zero = [vertices("popops.zero", l, p.tile_ids,
-                         elements=(WORKERS_PER_TILE * self.low.sizes[l - 1] + 2 * self.low.B) * p.n_local)
+                         elements=(self.copies * self.low.sizes[l - 1] + 2 * self.low.B) * p.n_local)
                 for l, p in enumerate(self.layers, start=1)]
         steps.append(Superstep("bwd.zero", "backward", tuple(zero), (), sync))
         return steps
@@ -474,11 +488,12 @@ class _Published:
         # B7: weight gradients, 6 vertices per tile (one per worker, B/6 samples each) into 6 copies
         comp = []
         for l, p in enumerate(self.layers, start=1):
-            bounds = (np.arange(WORKERS_PER_TILE + 1) * B) // WORKERS_PER_TILE
+            c = self.copies
+            bounds = (np.arange(c + 1) * B) // c
             first = np.tile(bounds[:-1], p.tiles)
-            comp.append(vertices("gsnn.weights_grad", l, np.repeat(p.tile_ids, WORKERS_PER_TILE),
-                                 n=np.repeat(p.n_local, WORKERS_PER_TILE), samples=np.tile(np.diff(bounds), p.tiles),
-                                 first_sample=first, role="published_weight_grad"))
+            comp.append(vertices("gsnn.weights_grad", l, np.repeat(p.tile_ids, c), n=np.repeat(p.n_local, c),
+                                 samples=np.tile(np.diff(bounds), p.tiles), first_sample=first,
+                                 role="published_weight_grad"))
         steps.append(Superstep("bwd.weight_grad", "backward", tuple(comp), (), sync))
         # B8: input-spike gradients, one vertex per (tile, sample), layers > 1
         comp = []
@@ -531,15 +546,20 @@ class _Published:
                 Superstep("bwd.reduce2", "backward", tuple(comp2), tuple(exch2), sync)]
 
     def update_steps(self, sync):
-        """After the loop: reduceMany of the six gradient copies (local), then the optimizer."""
+        """After the loop: reduceMany of the six gradient copies (local), then the optimizer. The
+        single-thread scheme has one gradient: nothing to sum (the numerics still read it out)."""
         low = self.low
+        single = self.copies == 1
+        opt = [vertices(low.optimizer, l, p.tile_ids, elements=low.sizes[l - 1] * p.n_local, copies=1,
+                        **({"role": "published_update"} if single else {}))
+               for l, p in enumerate(self.layers, start=1)]
+        update = Superstep("update.optimizer", "update", tuple(opt), (), sync)
+        if single:
+            return [update]
         red = [vertices("popops.reduce", l, p.tile_ids, outputs=low.sizes[l - 1] * p.n_local,
-                        inputs_per_output=np.full(p.tiles, WORKERS_PER_TILE), role="published_grad_copies")
+                        inputs_per_output=np.full(p.tiles, self.copies), role="published_grad_copies")
                for l, p in enumerate(self.layers, start=1)]
-        opt = [vertices(low.optimizer, l, p.tile_ids, elements=low.sizes[l - 1] * p.n_local, copies=1)
-               for l, p in enumerate(self.layers, start=1)]
-        return [Superstep("update.copies", "update", tuple(red), (), sync),
-                Superstep("update.optimizer", "update", tuple(opt), (), sync)]
+        return [Superstep("update.copies", "update", tuple(red), (), sync), update]
 
 
 # ---------------------------------------------------------------- transfer shapes

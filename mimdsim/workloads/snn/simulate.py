@@ -206,4 +206,5 @@ def placement(program: Program) -> dict:
     return {"tiles_used": lay.tiles_used, "chips_used": lay.chips_used, "neurons_per_tile": lay.neurons_per_tile,
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,
-            "program": "training" if program.meta.training else "inference", "schedule": plan.schedule}
+            "program": "training" if program.meta.training else "inference", "schedule": plan.schedule,
+            **({"weight_grad_copies": plan.weight_grad_copies} if plan.weight_grad_copies else {})}

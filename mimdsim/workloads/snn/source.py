@@ -103,6 +103,11 @@ class _Source:
     def published_grad_copies(self, vs, t):
         return self.grad_copies_reduce(vs, t)
 
+    def published_update(self, vs, t):
+        """Single-thread weight gradients: the gradient is read out and the optimizer applied."""
+        self.grad_copies_reduce(vs, t)
+        return getattr(self, vs.codelet)(vs, t)
+
     def published_sparse2dense(self, vs, t):
         g = vs.geometry
         return {"spikes": self.stats.kept[self.L][g["step"], g["sample"]]}
@@ -352,7 +357,7 @@ class ExecutionSource(_Source):
     def published_scan(self, vs, t):
         """The published lists: lowest ids, spikes first then candidates (no chunk limits: the
         per-worker and per-tile caps never cut below K); per-vertex scan work from the flags."""
-        l, g = vs.layer, vs.geometry
+        l = vs.layer
         B, K, n = self.B, self.capacities[l], self.sizes[l]
         cnt = np.empty((B, 2), dtype=np.int64)
         drop = np.empty((B, 2), dtype=np.int64)

@@ -1,0 +1,135 @@
+"""The published sparse-BPTT program (schedule="published"): memory plan by hand, the study's
+configurations fit, numerics equal to the fused program, per-vertex work counts."""
+import numpy as np
+import pytest
+
+import mimdsim
+from mimdsim.compiler.memory import check_fits
+from mimdsim.workloads.snn import published
+from mimdsim.workloads.snn.lower import compile_program
+from mimdsim.workloads.snn.study import configurations, multi_chip, multi_layer, multi_neuron
+
+F32 = U32 = 4
+
+
+def compile_config(c, schedule="published"):
+    net = mimdsim.Network.feedforward(list(c.sizes), max_activity=c.max_activity, input_capacity=c.input_capacity)
+    return net, compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", chips=c.chips),
+                                timesteps=c.timesteps, batch_size=c.batch_size, neurons_per_tile=c.neurons_per_tile,
+                                optimizer=c.optimizer, structure=net.structure, schedule=schedule)
+
+
+def test_memory_plan_of_a_neuron_tile_by_hand():
+    """Multi-layer, 2 hidden layers, 1 % max activity: tile 100 holds 2 neurons of layer 1."""
+    c = [c for c in multi_layer() if c.sizes[1:] == (1466, 1466, 10) and c.max_activity == 0.01][0]
+    net, prog = compile_config(c)
+    T, B, n_in, nl, K0 = 100, 48, 2312, 2, 32
+    assert prog.plan.weight_grad_copies == 6
+    mine = {}
+    for a in prog.tensors:
+        hit = a.tiles == 100
+        if hit.any():
+            mine[a.name] = int(a.nbytes[hit].sum())
+    assert mine["L1.weights"] == n_in * nl * F32  # W[:, its 2 neurons]
+    assert mine["L1.grad_copies"] == 6 * n_in * nl * F32  # dLdweights [6, N_in, N]
+    assert mine["L1.grad"] == n_in * nl * F32  # dLdweights_final
+    assert mine["L1.adam_moments"] == 2 * n_in * nl * F32
+    assert mine["L1.membrane_history"] == T * B * nl * F32  # stateSeqOutput on the neuron tile
+    assert mine["L1.state"] == B * nl * F32
+    assert mine["L1.dU_dI"] == 2 * B * nl * F32  # dL/dU and dL/dI
+    assert mine["L1.dense_spikes"] == 2 * B * nl * U32  # flags [N, B, 2] uint32
+    assert mine["L1.input_lists"] == B * (K0 + 1) * U32  # replicated [B, K0] ids and [B, 1] counts
+    assert mine["L1.neuron_params"] == 4 * nl * F32  # decay, (1 - alpha) c, thresholds [2, N]
+    # the list histories are spread over tiles 1..1471, not kept on the consumers
+    K1 = net.capacities[1]
+    per_holder = -(-B * (K1 + 2) // 1471)  # elements of [B, K + 2] per holder (1 or 0 extra)
+    assert mine["L1.list_history"] in {T * e * (U32 + F32 + U32) for e in (per_holder, per_holder - 1)}
+    assert "L1.input_list_history" not in mine  # the fused plan's per-consumer history
+    check_fits(prog)
+
+
+@pytest.mark.parametrize("pick", [
+    lambda: [c for c in multi_layer() if c.sizes[1:] == (1466, 1466, 10) and c.max_activity == 0.5][0],
+    lambda: [c for c in multi_layer() if len(c.sizes) == 7 and c.max_activity == 0.25][0],
+    lambda: [c for c in multi_neuron() if c.neurons_per_tile == 32 and len(c.sizes) == 34 and c.max_activity == 0.1][0],
+    lambda: [c for c in multi_chip() if c.chips == 16 and c.neurons_per_tile == 8][0],
+], ids=["2-layer-50%", "5-layer-25%", "32-per-tile-10%", "16-chips"])
+def test_study_configurations_fit_with_the_published_program(pick):
+    c = pick()
+    _, prog = compile_config(c)
+    check_fits(prog)  # the fused plan refuses the first three (input-list histories, gradient copies)
+
+
+@pytest.mark.slow
+def test_every_study_configuration_fits_with_the_published_program():
+    refused = []
+    for c in configurations():
+        try:
+            check_fits(compile_config(c)[1])
+        except mimdsim.MimdsimError as e:
+            refused.append((c.name, type(e).__name__))
+    # the stored op places its surrogate vertices on tiles 1 + B layer + b: 65 layers of B = 24 pass a chip
+    assert all("64 hidden" in name and kind == "ConfigError" for name, kind in refused), refused
+
+
+def test_single_thread_weight_gradients_where_six_copies_do_not_fit():
+    c = [c for c in multi_neuron() if c.neurons_per_tile == 32 and len(c.sizes) == 34][0]
+    _, prog = compile_config(c)
+    assert prog.plan.weight_grad_copies == 1
+    names = {s.name for s in prog.supersteps()}
+    assert "update.copies" not in names and "bwd.weight_grad" in names
+
+
+def test_published_numerics_equal_the_fused_program():
+    net = mimdsim.Network.feedforward([60, 40, 30, 10], max_activity=0.2, weight_scale=5.0, dtype=np.float64)
+    rng = np.random.default_rng(3)
+    x = (rng.random((12, 6, 60)) < 0.15).astype(np.uint8)
+    y = rng.integers(0, 10, 6)
+    chip = mimdsim.chip("ipu-mk2", tiles=128)
+    pub = mimdsim.simulate(net, chip, inputs=x, labels=y, schedule="published")
+    fus = mimdsim.simulate(net, chip, inputs=x, labels=y, schedule="fused")
+    assert pub.report.placement["schedule"] == "published" and fus.report.placement["schedule"] == "fused"
+    assert all(ly["activity"] > 0 for ly in pub.report.layers)  # a live network
+    assert pub.loss == pytest.approx(fus.loss, rel=1e-12)
+    for a, b in zip(pub.grads, fus.grads):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(pub.counts, fus.counts)
+    for l in range(len(net.sizes)):
+        np.testing.assert_array_equal(pub.stats.kept[l], fus.stats.kept[l])
+
+
+def test_scan_work_counts_follow_the_flags():
+    """Per (sample, threshold, worker): found = min(hits, cap); scanned stops at the cap-th hit."""
+    net = mimdsim.Network.feedforward([50, 200, 10], max_activity=0.05, weight_scale=8.0)
+    rng = np.random.default_rng(0)
+    x = (rng.random((5, 4, 50)) < 0.3).astype(np.uint8)
+    y = rng.integers(0, 10, 4)
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=200), inputs=x, labels=y, schedule="published")
+    src = run._source
+    U = run.traces[0]["u"][-1]  # layer 1, last step
+    theta, theta2 = 1.0, net.specs[0].theta2
+    gen = published.LayerGen(200, net.capacities[1], 4)
+    vs = [v for s in run.program.supersteps() for v in s.compute
+          if v.codelet == "gsnn.dense_to_sparse" and v.layer == 1][0]
+    work = src.published_scan(vs, 4)  # recomputes step 4's lists (the same numbers)
+    flags = np.stack([U > theta, (U > theta2) & (U <= theta)], axis=1)
+    for b in range(4):
+        for th in range(2):
+            for w in range(gen.workers):
+                f = flags[b, th, gen.bounds[w]:gen.bounds[w + 1]]
+                cap = gen.cap_worker[w]
+                i = (b * 2 + th) * gen.workers + w
+                assert work["found"][i] == min(f.sum(), cap)
+                stop = np.flatnonzero(np.cumsum(f) == cap)
+                want = stop[0] + 1 if f.sum() >= cap else f.size
+                assert work["scanned"][i] == want
+
+
+def test_published_schedule_refuses_other_models():
+    net = mimdsim.Network.build([20, 10, 4], "synaptic", beta=0.9, alpha=0.8)
+    with pytest.raises(mimdsim.UnsupportedModel, match="published"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=16), timesteps=3, batch_size=2, activity=0.1,
+                         schedule="published")
+    with pytest.raises(mimdsim.ConfigError, match="schedule='bogus'"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=16), timesteps=3, batch_size=2, activity=0.1,
+                         schedule="bogus")
