@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codelet import register
-from .tile import Tile, WORKER_VERTEX_OVERHEAD, deal_vertices, multi_vertex_cycles
+from .tile import Tile, WORKER_VERTEX_OVERHEAD, deal_sample_grid, deal_vertices, multi_vertex_cycles
 
 # --------------------------------------------------------------------------- F3 state update
 # LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), n == 2
@@ -90,7 +90,18 @@ def state_update_cycles(vertex_tiles, n, in_spikes, tile: Tile):
     return deal_vertices(vertex_tiles, state_update_instructions(n, in_spikes) + WORKER_VERTEX_OVERHEAD, tile)
 
 
+def _grid(g, work, key):
+    """(tiles, per-sample work) of a sample-major (sample, tile) grid of vertices: geometry ``grid``
+    holds the tiles, and the work is given per sample (``[..., B]``), not per vertex."""
+    return g["grid"], np.asarray(work[key])
+
+
 def _state_update_cost(tiles, g, work, tile):
+    if "grid" in g:  # one vertex per (sample, tile): affine in the sample's input spikes
+        t, x = _grid(g, work, "in_spikes")
+        n = np.asarray(g["n"])[: len(t)]
+        const = state_update_instructions(n, 0) + WORKER_VERTEX_OVERHEAD
+        return deal_sample_grid(t, const, state_update_instructions(n, 1) + WORKER_VERTEX_OVERHEAD - const, x, tile)
     return state_update_cycles(tiles, g["n"], work["in_spikes"], tile)
 
 
@@ -315,6 +326,12 @@ def inp_spikes_grad_cycles(vertex_tiles, n, in_listed, tile: Tile):
 
 
 def _inp_spikes_grad_cost(tiles, g, work, tile):
+    if "grid" in g:  # one vertex per (sample, tile): affine in the sample's listed inputs
+        t, x = _grid(g, work, "in_listed")
+        n = np.asarray(g["n"])[: len(t)]
+        const = inp_spikes_grad_instructions(n, 0) + WORKER_VERTEX_OVERHEAD
+        return deal_sample_grid(t, const, inp_spikes_grad_instructions(n, 1) + WORKER_VERTEX_OVERHEAD - const, x,
+                                tile)
     return inp_spikes_grad_cycles(tiles, g["n"], work["in_listed"], tile)
 
 

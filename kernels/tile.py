@@ -107,7 +107,10 @@ def _deal_plan(job_tiles: np.ndarray, workers: int):
     t = job_tiles[order]
     uniq, start = np.unique(t, return_index=True)
     rank = np.arange(t.size) - np.repeat(start, np.diff(np.append(start, t.size)))
-    plan = (order, uniq, np.searchsorted(uniq, t) * workers + rank % workers)
+    slot = np.searchsorted(uniq, t) * workers + rank % workers  # (tile, worker) of each job, tile order
+    by_slot = np.argsort(slot, kind="stable")
+    used, first = np.unique(slot[by_slot], return_index=True)
+    plan = (order[by_slot], uniq, used, first)  # jobs grouped by slot; each used slot's first job
     try:
         if len(_PLANS) > 4096:
             _PLANS.clear()
@@ -126,15 +129,15 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     """
     job_tiles = np.asarray(job_tiles)
     W = tile.workers
-    order, uniq, slot = _deal_plan(job_tiles, W)
-    t = job_tiles[order]
     instr = np.asarray(job_instr, dtype=np.float64)
     lead = instr.shape[:-1] if instr.ndim > 1 else ()
-    instr = np.broadcast_to(instr, lead + job_tiles.shape)[..., order].reshape(-1, t.size)
-    n, cells = instr.shape[0], uniq.size * W
-    flat = (np.arange(n)[:, None] * cells + slot[None, :]).ravel()
-    per = np.bincount(flat, weights=instr.ravel(), minlength=n * cells).reshape(lead + (uniq.size, W))
-    return uniq, W * per.max(axis=-1) + tile.vertex_launch_cycles
+    if job_tiles.size == 0:
+        return job_tiles.astype(np.int64), np.zeros(lead + (0,))
+    order, uniq, used, first = _deal_plan(job_tiles, W)
+    instr = np.broadcast_to(instr, lead + job_tiles.shape)[..., order]
+    per = np.zeros(lead + (uniq.size * W,))
+    per[..., used] = np.add.reduceat(instr, first, axis=-1)  # jobs of one (tile, worker) are adjacent
+    return uniq, W * per.reshape(lead + (uniq.size, W)).max(axis=-1) + tile.vertex_launch_cycles
 
 
 # The vertex-launch model (docs/cost-model.md, "Vertex launch"). Counted in a worker's issue
@@ -167,6 +170,21 @@ def deal_vertices(vertex_tiles, vertex_instr, tile: Tile, run: int = VERTEX_RUN_
     approximation of it (docs/cost-model.md).
     """
     return deal_jobs(vertex_tiles, np.asarray(vertex_instr, dtype=np.float64) + run, tile)
+
+
+def deal_sample_grid(tiles, const, slope, per_sample, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):
+    """``deal_vertices`` for one vertex per (sample, tile) in sample-major order (vertex ``b * T + j``
+    on ``tiles[j]``) whose instructions are affine, ``const[j] + slope[j] * per_sample[..., b]``:
+    on every tile sample b is the b-th vertex, so it runs on worker ``b mod workers``, and the
+    per-worker sums are computed from per-sample sums, without the ``[..., B * T]`` array."""
+    x = np.asarray(per_sample, dtype=np.float64)
+    B, W = x.shape[-1], tile.workers
+    assign = np.zeros((B, W))
+    assign[np.arange(B), np.arange(B) % W] = 1.0
+    sums, count = x @ assign, assign.sum(axis=0)  # [..., W], [W]
+    per = (count * (run + np.asarray(const, dtype=np.float64))[:, None]
+           + np.asarray(slope, dtype=np.float64)[:, None] * sums[..., None, :])  # [..., T, W]
+    return np.asarray(tiles), W * per.max(axis=-1) + tile.vertex_launch_cycles
 
 
 def multi_vertex_cycles(vertex_tiles, worker_instr, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):

@@ -427,3 +427,18 @@ def test_registry_entries_and_code_sizes():
         assert c.batched == (name not in STATIC), name
         assert c.doc, name
         assert c.footprint(3) == code + 32 * 3
+
+
+def test_sample_grid_deal_equals_dealing_every_vertex():
+    """A sample-major (sample, tile) grid of affine vertices costs what dealing each vertex costs."""
+    from kernels.tile import deal_sample_grid, deal_vertices
+    tile = Tile()
+    rng = np.random.default_rng(0)
+    tiles = np.array([3, 7, 9])
+    const, slope = np.array([20.0, 30.0, 25.0]), np.array([7.0, 9.0, 7.0])
+    x = rng.integers(0, 12, (4, 13)).astype(float)  # 4 iterations, 13 samples
+    grid_tiles, grid = deal_sample_grid(tiles, const, slope, x, tile)
+    every = const[None, None, :] + slope[None, None, :] * x[:, :, None]  # [I, B, T]: vertex b * T + j
+    all_tiles, dealt = deal_vertices(np.tile(tiles, 13), every.reshape(4, -1), tile)
+    np.testing.assert_array_equal(grid_tiles, all_tiles)
+    np.testing.assert_array_equal(grid, dealt)

@@ -52,60 +52,80 @@ class _Costs:
         self.cycles = empty_cycles()
         self.per_step: dict[str, dict] = {}
         self.tile_compute = np.zeros(self.n_tiles)
-        self.static: dict[int, np.ndarray] = {}
-        self.exchange: dict[str, tuple[float, float]] = {}
+        # static costs live with the program: a compiled program is run many times
+        key = (self.tile, system.name)
+        if program.static_costs.get("key") != key:
+            program.static_costs.clear()
+            program.static_costs.update(key=key, compute={}, exchange={}, layouts={})
+        self.static: dict[int, np.ndarray] = program.static_costs["compute"]
+        self.exchange: dict[int, tuple[float, float]] = program.static_costs["exchange"]
+        self.layouts: dict[int, tuple] = program.static_costs.setdefault("layouts", {})
         self.group_starts = program.mapping.tile_groups(self.n_tiles)[0] if timeline is not None else None
 
-    def static_cycles(self, vs: VertexSet) -> np.ndarray:
-        """Per-tile cycles of a static vertex set, computed once."""
+    def static_cycles(self, vs: VertexSet):
+        """``(tiles, cycles)`` of a static vertex set, computed once per program."""
         if id(vs) not in self.static:
-            tiles, cyc = vertex_cycles(vs, {}, self.tile)
-            self.static[id(vs)] = np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
+            self.static[id(vs)] = vertex_cycles(vs, {}, self.tile)
         return self.static[id(vs)]
 
-    def compute(self, step: Superstep, works: dict, iterations: int | None) -> np.ndarray:
-        """Per-tile compute cycles of ``step``: ``[n_tiles]``, or ``[iterations, n_tiles]`` when
-        ``works[id(vs)]`` holds one work dict per loop iteration."""
-        shape = (self.n_tiles,) if iterations is None else (iterations, self.n_tiles)
-        tile_cycles = np.zeros(shape)
+    def compute(self, step: Superstep, works: dict, iterations: int | None):
+        """Compute cycles of ``step`` on the tiles it uses: ``(tiles, cycles)`` with cycles
+        ``[len(tiles)]``, or ``[iterations, len(tiles)]`` when ``works[id(vs)]`` holds one work
+        dict per loop iteration. A codelet's tiles depend on its geometry only, so the union of
+        a superstep's tiles and each vertex set's place in it are computed once."""
+        parts = []
         for vs in step.compute:
             c = codelet(vs.codelet)
             if c.static:
-                tile_cycles += self.static_cycles(vs)
+                parts.append(self.static_cycles(vs))
                 continue
             if id(vs) not in works:
                 raise ConfigError(f"codelet {vs.codelet!r} of superstep {step.name!r} needs work counts, but the "
                                   f"program runs without a work source; run it with the workload's source")
             work = works[id(vs)]
             if iterations is None:
-                tiles, cyc = vertex_cycles(vs, work, self.tile)
-                tile_cycles += np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
+                parts.append(vertex_cycles(vs, work, self.tile))
             elif c.batched:  # all iterations in one call
-                tiles, cyc = vertex_cycles(vs, _stack(work), self.tile)
-                flat = (np.arange(iterations)[:, None] * self.n_tiles + np.asarray(tiles)[None, :]).ravel()
-                tile_cycles += np.bincount(flat, weights=np.asarray(cyc).ravel(),
-                                           minlength=iterations * self.n_tiles).reshape(shape)
+                parts.append(vertex_cycles(vs, _stack(work), self.tile))
             else:
-                for i, w in enumerate(work):
-                    tiles, cyc = vertex_cycles(vs, w, self.tile)
-                    tile_cycles[i] += np.bincount(tiles, weights=cyc, minlength=self.n_tiles)
-        return tile_cycles
+                per = [vertex_cycles(vs, w, self.tile) for w in work]
+                parts.append((per[0][0], np.stack([np.asarray(cyc, dtype=np.float64) for _, cyc in per])))
+        layout = self.layouts.get(id(step))
+        if layout is None:
+            tiles = [np.asarray(t, dtype=np.int64) for t, _ in parts]
+            union = np.unique(np.concatenate(tiles)) if tiles else np.zeros(0, dtype=np.int64)
+            pos = [np.searchsorted(union, t) for t in tiles]
+            layout = self.layouts[id(step)] = (union, pos, [np.unique(p).size == p.size for p in pos])
+        union, pos, unique = layout
+        local = np.zeros(union.shape if iterations is None else (iterations, union.size))
+        for (_, cyc), p, u in zip(parts, pos, unique):  # added vertex set by vertex set, as on the tile
+            cyc = np.asarray(cyc, dtype=np.float64)
+            if u:
+                local[..., p] += cyc
+            else:
+                np.add.at(local, (Ellipsis, p), cyc)
+        return union, local
 
     def exchange_of(self, step: Superstep) -> tuple[float, float]:
         if id(step) not in self.exchange:
             self.exchange[id(step)] = exchange_phase(step.exchange, self.system)
         return self.exchange[id(step)]
 
-    def charge(self, step, t, tile_cycles: np.ndarray | None = None, count: int = 1) -> None:
-        """Charge ``step`` at iteration ``t`` (its per-tile compute given) ``count`` times."""
+    def charge(self, step, t, computed=None, count: int = 1) -> None:
+        """Charge ``step`` at iteration ``t`` (its ``(tiles, cycles)`` compute given) ``count`` times."""
         kinds = dict.fromkeys(KINDS, 0.0)
+        tile_cycles = None
         if isinstance(step, Launch):
             kinds["host"] = self.system.chip.run_launch_cycles
         else:
+            tiles, local = computed
             kinds["exchange"], kinds["host"] = self.exchange_of(step)
-            kinds["compute"] = float(tile_cycles.max()) if step.compute else 0.0
+            kinds["compute"] = float(local.max()) if step.compute and local.size else 0.0
             kinds["sync"] = float(sync_cost(step.sync, self.system))
-            self.tile_compute += tile_cycles if count == 1 else count * tile_cycles
+            self.tile_compute[tiles] += local if count == 1 else count * local
+            if self.timeline is not None:
+                tile_cycles = np.zeros(self.n_tiles)
+                tile_cycles[tiles] = local
         phase = self.cycles[step.phase]
         rec = self.per_step.setdefault(step.name, {"count": 0, "phase": step.phase, **dict.fromkeys(KINDS, 0.0)})
         rec["count"] += count
@@ -147,10 +167,40 @@ class _Costs:
             if progress is not None:
                 progress(done + i + 1, total)
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
-        for i, t in enumerate(ts):  # charged in execution order
-            for s, cyc in zip(loop.body, per_step):
-                self.charge(s, t, None if cyc is None else cyc[i])
+        if self.timeline is not None:  # one record per execution
+            for i, t in enumerate(ts):
+                for s, cyc in zip(loop.body, per_step):
+                    self.charge(s, t, None if cyc is None else (cyc[0], cyc[1][i]))
+        else:
+            self.charge_loop(loop.body, per_step, len(ts))
         return len(ts)
+
+    def charge_loop(self, body, per_step, iterations: int) -> None:
+        """Charge every iteration of a loop body at once. Totals are accumulated in execution
+        order (a cumulative sum over the interleaved sequence adds exactly as one-by-one charges)."""
+        n = len(body)
+        vals = {k: np.zeros((iterations, n)) for k in KINDS}
+        for j, (s, cyc) in enumerate(zip(body, per_step)):
+            if isinstance(s, Launch):
+                vals["host"][:, j] = self.system.chip.run_launch_cycles
+                continue
+            tiles, local = cyc
+            vals["exchange"][:, j], vals["host"][:, j] = self.exchange_of(s)
+            if s.compute and local.size:
+                vals["compute"][:, j] = local.max(axis=1)
+            vals["sync"][:, j] = float(sync_cost(s.sync, self.system))
+            self.tile_compute[tiles] += local.sum(axis=0)  # cycle counts are integers: any order is exact
+        phases = np.array([s.phase for s in body])
+        for phase in dict.fromkeys(phases):
+            cols = phases == phase
+            tot = self.cycles[phase]
+            for k in KINDS:
+                tot[k] = float(np.cumsum(np.concatenate([[tot[k]], vals[k][:, cols].ravel()]))[-1])
+        for j, s in enumerate(body):
+            rec = self.per_step.setdefault(s.name, {"count": 0, "phase": s.phase, **dict.fromkeys(KINDS, 0.0)})
+            rec["count"] += iterations
+            for k in KINDS:
+                rec[k] = float(np.cumsum(np.concatenate([[rec[k]], vals[k][:, j]]))[-1])
 
 
 def _stack(works: list[dict]) -> dict:

@@ -305,7 +305,7 @@ class _Published:
         for l, p in enumerate(self.layers, start=1):
             b = np.repeat(np.arange(B), p.tiles)
             comp.append(vertices("gsnn.state_update", l, np.tile(p.tile_ids, B), n=np.tile(p.n_local, B), sample=b,
-                                 role="published_forward"))
+                                 grid=p.tile_ids, role="published_forward"))
             src, se = self.input_list_source(l)
             exch.append(broadcast_spread(f"L{l}.input_list", src, se * U32, p.tile_ids, self.next_group(MAX_PIECES)))
         steps.append(Superstep("fwd.state_update", "forward", tuple(comp), tuple(exch), sync))
@@ -499,7 +499,7 @@ class _Published:
         comp = []
         for l, p in enumerate(self.layers[1:], start=2):
             comp.append(vertices("gsnn.inp_spikes_grad", l, np.tile(p.tile_ids, B), n=np.tile(p.n_local, B),
-                                 sample=np.repeat(np.arange(B), p.tiles), role="published_input_grad"))
+                                 sample=np.repeat(np.arange(B), p.tiles), grid=p.tile_ids, role="published_input_grad"))
         if comp:
             steps.append(Superstep("bwd.input_grad", "backward", tuple(comp), (), sync))
             steps += self.reduction_steps(sync)

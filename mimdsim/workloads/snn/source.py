@@ -66,7 +66,8 @@ class _Source:
 
     # ---- the published schedule's vertex sets: the same numerics, work counts per vertex
     def published_forward(self, vs, t):
-        return {"in_spikes": np.asarray(self.forward(vs, t)["in_spikes"])[vs.geometry["sample"]]}
+        x = np.asarray(self.forward(vs, t)["in_spikes"])  # per sample: a (sample, tile) grid takes it so
+        return {"in_spikes": x if "grid" in vs.geometry else x[vs.geometry["sample"]]}
 
     def published_tile_combine(self, vs, t):
         """Ids a spread tile's combine copies: its workers' found ids, at most Kc."""
@@ -90,7 +91,8 @@ class _Source:
         return {"in_spikes": per_sample[g["first_sample"] + g["samples"]] - per_sample[g["first_sample"]]}
 
     def published_input_grad(self, vs, t):
-        return {"in_listed": np.asarray(self.input_grad(vs, t)["in_listed"])[vs.geometry["sample"]]}
+        x = np.asarray(self.input_grad(vs, t)["in_listed"])
+        return {"in_listed": x if "grid" in vs.geometry else x[vs.geometry["sample"]]}
 
     def published_reduce(self, vs, t):
         self.partial_reduce(vs, t)  # numerics (execution-driven)
@@ -702,19 +704,19 @@ def _scan_work(source, vs, flags=None, hits=None) -> dict:
     W = widths.size
     cap = np.asarray(g["cap"]).reshape(-1, 2, W)
     if flags is not None:
-        B, _, n = flags.shape
-        c = np.concatenate([np.zeros((B, 2, 1), dtype=np.int64), np.cumsum(flags, axis=2)], axis=2)  # [B, 2, n+1]
-        before = c[:, :, bounds[:-1]]
-        hits = c[:, :, bounds[1:]] - before
-        # position of the cap-th hit: first index i with c[i + 1] >= before + cap, rows made disjoint
-        rows = np.arange(B * 2).reshape(B, 2, 1) * (n + 2)
-        flat = (c[:, :, 1:] + rows).ravel()
-        target = before + cap + rows
-        pos = np.searchsorted(flat, target.ravel()).reshape(target.shape) - (rows // (n + 2)) * n
-        stop = np.minimum(pos - bounds[:-1] + 1, widths)
+        hits = np.add.reduceat(flags.view(np.uint8), bounds[:-1], axis=2, dtype=np.int64)  # [B, 2, W]
+        scanned = np.broadcast_to(widths, hits.shape).copy()
+        full = np.nonzero(hits >= cap)  # workers that stop at their cap-th hit (rare at low activity)
+        if full[0].size:
+            b, th, w = full
+            c = np.cumsum(flags[b, th, :], axis=1)  # [F, n]
+            start = bounds[w]
+            before = np.where(start > 0, c[np.arange(b.size), np.maximum(start - 1, 0)], 0)
+            pos = np.argmax(c >= (before + cap[b, th, w])[:, None], axis=1)
+            scanned[full] = pos - start + 1
     else:
         stop = np.ceil(widths * cap / np.maximum(hits, 1)).astype(np.int64)
+        scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
     found = np.minimum(hits, cap)
-    scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
     source._found[vs.layer] = found
     return {"found": found.ravel(), "scanned": np.broadcast_to(scanned, found.shape).ravel()}
