@@ -165,6 +165,12 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     report = run_program(program, source, timeline=timeline, progress=progress)
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
+    if not execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
+        pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
+        report.notes.append(f"rate-driven: assumed firing rates per layer (input first) {pct(source.activity)} and "
+                            f"gradient-candidate rates {pct(source.candidate[1:])}; list capacities K = "
+                            f"{', '.join(map(str, net.capacities))} (max activity); run with inputs= for rates "
+                            f"from the dynamics")
     if strict:
         over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
         if over:
