@@ -56,10 +56,17 @@ def multi_layer() -> list[StudyConfig]:
 
 
 def multi_neuron() -> list[StudyConfig]:
+    """The runfile's sweep (npt = 16) at the other neuron counts its comment lists (8, 32), over
+    npt/2 x {2, 3, 4} hidden layers — without the layer counts the stored op cannot build: it
+    puts each (layer, sample)'s surrogate vertex on tile 1 + B layer + b, so more than
+    (1471 - 1) / B layers on a chip do not place (64 hidden + output at B = 24), and no runfile
+    asks for them (docs/as-built/graphcore_snn.md §6)."""
     out = []
     for npt in (8, 16, 32):
         for k in (2, 3, 4):
             hidden = npt // 2 * k
+            if (hidden + 1) * 24 + 1 > TILES_PER_CHIP:
+                continue
             sizes = (700, *hidden_sizes(hidden, npt, 20, last=True), 20)
             for act in MULTI_NEURON_ACTIVITIES:
                 out.append(StudyConfig(f"multi-neuron {npt}/tile, {hidden} hidden, {act:.1%}", sizes, 48, act, npt,
