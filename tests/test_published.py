@@ -130,7 +130,7 @@ def test_published_schedule_refuses_other_models():
         mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=16), timesteps=3, batch_size=2, activity=0.1,
                          schedule="published")
     # the op's surrogate vertices sit on tiles 1 + B layer + b: 65 layers of B = 24 pass a chip
-    too_deep = mimdsim.Network.feedforward([700] + [736] * 64 + [20], max_activity=0.01)
+    too_deep = mimdsim.Network.feedforward([700] + [704] * 64 + [20], max_activity=0.01)
     with pytest.raises(mimdsim.ConfigError, match="surrogate vertices"):
         compile_program(too_deep.sizes, too_deep.capacities, mimdsim.system("ipu-mk2"), timesteps=2, batch_size=24,
                         neurons_per_tile=32, structure=too_deep.structure, schedule="published")
