@@ -136,6 +136,9 @@ def build_run(values: dict):
                           "or 'fused'")
     if v.get("run.schedule"):
         kw["schedule"] = v["run.schedule"]
+    if v.get("run.optimizer", "adam") != "adam":  # its kind shapes the program; one step's update is applied
+        from .optim import SGD
+        kw["optimizer"] = SGD()
     if v.get("run.inference"):
         kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]

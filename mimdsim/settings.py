@@ -110,6 +110,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("workload.covariance", "--covariance", "str", "shared",
             "kalman: one covariance pass per worker (shared) or per track", choices=("shared", "per-track"),
             commands=("compare",)),
+    Setting("run.optimizer", "--optimizer", "str", "adam",
+            "the optimizer whose update the step runs on the chip (the study: adam multi-layer, sgd multi-neuron)",
+            choices=("adam", "sgd"), commands=("simulate", "compare")),
     Setting("run.schedule", "--schedule", "str", None,
             "the program: SNN 'published' (the study's op as built; the default for its sparse LIF) or 'fused' "
             "(hand-fused supersteps; the default otherwise); kalman 'fused' (default) or 'per-op'",

@@ -43,3 +43,16 @@ def test_simulate_execute_and_overrides(capsys):
                  "--set", "sram_per_tile=1248000"]) == 0
     out = capsys.readouterr().out
     assert "execution-driven" in out and "loss" in out and "1,248,000 B" in out
+
+
+def test_simulate_takes_the_optimizer_and_the_schedule(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["simulate", "--layers", "100,60,10", "--timesteps", "5", "--batch", "6", "--optimizer", "sgd",
+                 "--schedule", "fused", "--json", str(out), "--quiet"]) == 0
+    import json
+    pl = json.loads(out.read_text())["placement"]
+    assert pl["optimizer"] == "sgd" and pl["schedule"] == "fused"
+    assert main(["simulate", "--layers", "100,60,10", "--timesteps", "5", "--batch", "6", "--json", str(out),
+                 "--quiet"]) == 0
+    pl = json.loads(out.read_text())["placement"]
+    assert pl["optimizer"] == "adam" and pl["schedule"] == "published"  # the defaults for the published LIF
