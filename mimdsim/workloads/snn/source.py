@@ -635,28 +635,9 @@ class RateSource(_Source):
             rows = rows + self._own_list_len(vs.layer, t, 0)
         return {"in_spikes": rows}
 
-    def spike_scan(self, vs, t):
-        l = vs.layer
-        n, K, B = self.sizes[l], self.capacities[l], self.B
-        if self.delay == 1 and t < l - 1:
-            s = c = np.zeros(B, dtype=np.int64)
-        else:
-            s = self.rng.binomial(n, self.activity[l], size=B)
-            c = self.rng.binomial(n - s, self.candidate[l])
-        chunks = vs.geometry["chunks"]
-        widths = np.diff(np.minimum(np.arange(chunks + 1) * self.chunk, n))
-        flagged = self.rng.multinomial(s + c, widths / n)
-        kept = np.minimum(s, K)
-        listed = np.minimum(s + c, K)
-        self.stats.record(l, t, kept, listed, s - kept, c - (listed - kept))
-        return {"entries": np.minimum(flagged, vs.geometry["cap"])}
-
-    def spike_combine(self, vs, t):
-        return {"listed": self.stats.listed[vs.layer][t], "random": self.random_policy[1]}
-
-    def published_scan(self, vs, t):
-        """Spikes and candidates drawn per sample, spread uniformly over the workers' ranges."""
-        l, g = vs.layer, vs.geometry
+    def _draw_list(self, l, t):
+        """Spikes s and candidates c per sample of layer l at step t (silent before its input
+        arrives with delay 1), recorded as a list truncated at K; returns ``(s, c)``."""
         n, K, B = self.sizes[l], self.capacities[l], self.B
         if self.delay == 1 and t < l - 1:
             s = c = np.zeros(B, dtype=np.int64)
@@ -665,6 +646,23 @@ class RateSource(_Source):
             c = self.rng.binomial(n - s, self.candidate[l])
         kept, listed = np.minimum(s, K), np.minimum(s + c, K)
         self.stats.record(l, t, kept, listed, s - kept, c - (listed - kept))
+        return s, c
+
+    def spike_scan(self, vs, t):
+        l, n = vs.layer, self.sizes[vs.layer]
+        s, c = self._draw_list(l, t)
+        chunks = vs.geometry["chunks"]
+        widths = np.diff(np.minimum(np.arange(chunks + 1) * self.chunk, n))
+        flagged = self.rng.multinomial(s + c, widths / n)
+        return {"entries": np.minimum(flagged, vs.geometry["cap"])}
+
+    def spike_combine(self, vs, t):
+        return {"listed": self.stats.listed[vs.layer][t], "random": self.random_policy[1]}
+
+    def published_scan(self, vs, t):
+        """Spikes and candidates drawn per sample, spread uniformly over the workers' ranges."""
+        l, g, n = vs.layer, vs.geometry, self.sizes[vs.layer]
+        s, c = self._draw_list(l, t)
         widths = np.diff(g["bounds"])
         hits = np.stack([self.rng.multinomial(s, widths / n), self.rng.multinomial(c, widths / n)], axis=1)
         return _scan_work(self, vs, None, hits)
