@@ -42,7 +42,7 @@ class Setting:
 
 FILE_COMMANDS = ("simulate", "compare")
 TRAIN = ("train",)
-GPU_STRATEGIES = ("per-step", "fused", "sparse")  # mimdsim.workloads.snn.gpu.STRATEGIES (a test keeps them equal)
+GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager")  # mimdsim.workloads.snn.gpu.STRATEGIES (a test keeps them equal)
 DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 

@@ -29,7 +29,7 @@ from ...snn.network import describe_sizes
 from ...validate import check_choice, check_fractions
 from .lower import check_step
 
-STRATEGIES = ("per-step", "fused", "sparse")
+STRATEGIES = ("per-step", "fused", "sparse", "eager")
 
 
 STATES = {"leaky": 1, "lapicque": 1, "synaptic": 2, "alpha": 3}
@@ -192,6 +192,9 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
             f"but it has {spec.hbm_bytes:,} B ("
             + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
 
+    if strategy == "eager":
+        return _eager_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer, e, memory,
+                             used)
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
                                     activity=acts, optimizer=optimizer, specs=specs)
     hz = spec.clock_hz
@@ -220,5 +223,48 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": strategy, "precision": precision, "optimizer": optimizer,
                    "kernel_launches": launches},
+        notes=notes,
+    )
+
+
+def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used) -> Report:
+    """The ``eager`` strategy: snnTorch's op stream from Python, host and device asynchronous
+    (:mod:`.eager`); ``compute`` is the device's kernel time, ``host`` the time it waits for the host."""
+    from ...gpu.framework import framework
+    from . import eager
+
+    fw = framework("pytorch-eager")
+    bias = [b is not None for b in getattr(net, "biases", [None] * (len(sizes) - 1))]
+    ops = eager.step_ops(sizes, T, B, e=e, specs=getattr(net, "specs", None), bias=bias, optimizer=optimizer)
+    host = eager.host_seconds(ops, fw)
+    device = eager.device_seconds(ops, spec, precision)
+    total, wait = eager.timeline(host, device)
+    hz = spec.clock_hz
+    cycles = empty_cycles(("compute", "host"))
+    steps: dict[str, dict] = {}
+    at = 0
+    for op in ops:
+        n = op.kernel.count
+        d, w = float(device[at:at + n].sum()) * hz, float(wait[at:at + n].sum()) * hz
+        at += n
+        cycles[op.phase]["compute"] += d
+        cycles[op.phase]["host"] += w
+        rec = steps.setdefault(op.kernel.name, {"count": 0, "phase": op.phase, "compute": 0.0, "host": 0.0})
+        rec["count"] += n
+        rec["compute"] += d
+        rec["host"] += w
+    del cycles["io"]
+    launches = int(host.size)
+    bound = "host" if wait.sum() > 0.5 * total else "device"
+    notes = [f"strategy eager ({fw.description}), precision {precision}, {launches} device ops per step; "
+             f"{bound}-bound: the device waits {100 * wait.sum() / total:.0f}% of the step for the host "
+             f"({fw.host_forward_op_s * 1e6:.1f} us per forward op, {fw.host_backward_op_s * 1e6:.1f} us per "
+             f"backward op; docs/gpu-model.md)"]
+    return Report(
+        architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"eager {precision}",
+        timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
+        memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
+        placement={"strategy": "eager", "framework": fw.name, "precision": precision, "optimizer": optimizer,
+                   "kernel_launches": launches, "bound": bound},
         notes=notes,
     )

@@ -1,0 +1,47 @@
+"""How a framework drives a GPU: the host side of a training step (docs/gpu-model.md, Frameworks).
+
+The GPU model prices kernels on the device; a framework decides how they are issued. These are
+software figures, not hardware: per dispatched op, the host time of Python, the dispatcher,
+autograd and the CUDA launch; per call, the host time of the loss and optimizer functions; and
+the matmul precision the framework uses for float32 by default.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..validate import check_choice, check_number
+
+
+@dataclass(frozen=True)
+class FrameworkSpec:
+    name: str
+    description: str
+    host_forward_op_s: float  # Python module call + dispatcher + autograd recording + CUDA launch, per device op
+    host_backward_op_s: float  # autograd engine (C++) + launch, per device op
+    loss_call_s: float  # per step: the loss function's Python-level work
+    optimizer_call_s: float  # per step: optimizer.step()'s Python-level work
+    float32_matmul: str  # the matmul precision of float32 tensors by default: "fp32" or "tf32"
+
+    def __post_init__(self):
+        for f in ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s"):
+            check_number(f, getattr(self, f), low=0, where=f"framework {self.name!r}: ")
+        check_choice("float32_matmul", self.float32_matmul, ("fp32", "tf32"), where=f"framework {self.name!r}: ")
+
+
+# Sources (docs/gpu-model.md, Frameworks; docs/as-built/gpu_frameworks.md §2):
+# forward 9 us per device op measured for snnTorch 1.0 / torch 2.13 on this project's machine
+# (benchmarks/eager_host.py) + 3.0 us cuLaunchKernel (tritonbench #1017); backward 4.5 + 3.0 us;
+# ce_count_loss builds two modules per call (190-290 us measured); Adam.step() 300-480 us
+# measured for 4 parameters. PyTorch keeps fp32 matmuls by default (allow_tf32 False since 1.12).
+FRAMEWORKS = {
+    "pytorch-eager": FrameworkSpec("pytorch-eager", "PyTorch eager (snnTorch 1.0), one stream, async launches",
+                                   host_forward_op_s=12e-6, host_backward_op_s=7.5e-6, loss_call_s=250e-6,
+                                   optimizer_call_s=400e-6, float32_matmul="fp32"),
+}
+
+
+def framework(name: str | FrameworkSpec = "pytorch-eager") -> FrameworkSpec:
+    if isinstance(name, FrameworkSpec):
+        return name
+    check_choice("framework", name, tuple(FRAMEWORKS))
+    return FRAMEWORKS[name]

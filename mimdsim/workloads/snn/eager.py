@@ -1,0 +1,156 @@
+"""The SNN training step as eager PyTorch (snnTorch) runs it on a GPU: strategy ``"eager"``.
+
+Counted from the framework as built (``docs/as-built/gpu_frameworks.md`` §1, a census of the
+aten ops snnTorch 1.0 and torch 2.13 dispatch for one training step):
+
+* per layer and timestep, forward: the ``nn.Linear`` GEMM (bias in the cuBLASLt epilogue) and
+  the neuron's element-wise ops (``EAGER_NEURON_OPS``; e.g. ``snn.Leaky``: 9 element-wise on
+  B x n values, one 0-dim ``beta.clamp`` and 3 copies — ``leaky.py`` ``forward``,
+  ``_base_state_function``, ``mem_reset``, ``fire`` and the surrogate's ``forward``);
+* per layer and timestep, backward: autograd replays each op's backward (the surrogate's
+  Python ``backward`` is 6 kernels), the weight gradient of every step (``mm``) and its
+  accumulation into the running sum (an ``add`` over |W|: autograd's ``InputBuffer``),
+  ``dI W^T`` for layers past the first;
+* per step: the records' ``stack``, the loss (3 ops) and its backward seed (3), the optimizer
+  (``torch.optim.Adam`` foreach: 7 launches; SGD foreach: 1) and the ``.item()`` that
+  synchronises host and device.
+
+Every device op costs the host a dispatch (Python, PyTorch's dispatcher and autograd, and the
+CUDA launch: ``FrameworkSpec``) and the device its kernel (the GPU model's roofline). Host and
+device run asynchronously on one stream: op i starts on the device when it has been issued and
+op i-1 has finished, so the step takes ``max over i (host issue time of op i + the device time
+of ops i..end)`` — the slower stream plus the waits the other imposes — and ends at the sync.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...gpu.framework import FrameworkSpec
+from ...gpu.model import Kernel, gemm, kernel_seconds
+
+# Device ops per layer and timestep of each neuron module (snnTorch 1.0, defaults; census in
+# docs/as-built/gpu_frameworks.md §1.4): forward (element-wise on B x n, 0-dim, copies, extra
+# GEMMs of an all-to-all recurrence) and backward (element-wise, copies, reductions, GEMMs).
+EAGER_NEURON_OPS = {
+    #            fwd: ew, ew0, copy, gemm    bwd: ew, copy, reduce, gemm
+    "leaky": ((9, 1, 3, 0), (7.92, 1, 0, 0)),
+    "synaptic": ((11, 2, 3, 0), (9.84, 1, 0, 0)),
+    "alpha": ((23, 22, 3, 0), (28.44, 1, 0, 0)),
+    "lapicque": ((12, 6, 3, 0), (10.92, 1, 0, 0)),
+    "rleaky": ((10, 1, 3, 1), (9.84, 1, 1, 1.96)),
+    "rsynaptic": ((12, 2, 3, 1), (11.76, 1, 1, 1.96)),
+}
+RESET_OPS = 1  # per layer and step: zeros_like of the initial membrane (snn.Leaky.reset_mem / init_leaky)
+OUTPUT_RECORD_OPS = 2  # torch.stack of the output's spike and membrane records
+LOSS_OPS = 3  # ce_count_loss: sum over time, log_softmax, nll_loss
+LOSS_BACKWARD_OPS = 3  # backward seed ones_like, nll_loss_backward, log_softmax_backward
+OPTIMIZER_LAUNCHES = {"adam": 7, "sgd": 1}  # foreach kernels per parameter group (MultiTensorApply)
+SYNC_OPS = 1  # loss.item(): a device-to-host copy that waits for the stream
+
+
+@dataclass(frozen=True)
+class Op:
+    """One dispatched device op: its kernel and the phase whose host cost it carries."""
+
+    kernel: Kernel
+    phase: str
+    host: str  # "forward", "backward" or "fixed" (per-call host costs, see FrameworkSpec)
+
+
+def neuron_key(spec) -> str:
+    if spec is None:
+        return "leaky"
+    model = getattr(spec, "model", "leaky")
+    if getattr(spec, "recurrence", "none") == "all-to-all" and model in ("leaky", "synaptic"):
+        return "r" + model
+    return model
+
+
+def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="adam") -> list[Op]:
+    """The device ops of one eager training step, in issue order (forward over time, loss,
+    autograd's reverse pass, the optimizer, the sync). Counts per timestep may be fractional
+    (the first or last step differs); ops are issued ``round(count x T)`` times."""
+    T, B = int(timesteps), int(batch)
+    L = len(sizes) - 1
+    specs = list(specs) if specs is not None else [None] * L
+    bias = list(bias) if bias is not None else [False] * L
+    ops: list[Op] = []
+
+    def ew(name, phase, elements, count, reads=2, host="forward"):
+        n = int(round(count))
+        if n > 0:
+            ops.append(Op(Kernel(name, phase, "vector", float(elements), e * (reads + 1) * elements, n), phase, host))
+
+    for l in range(1, L + 1):
+        ew(f"L{l}.reset_mem", "forward", B * sizes[l], RESET_OPS, reads=0)
+    for l in range(1, L + 1):  # the Python loop over time issues layer by layer, step by step
+        n_in, n = sizes[l - 1], sizes[l]
+        (f_ew, f_ew0, f_copy, f_gemm), _ = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
+        ops.append(Op(gemm(f"L{l}.fwd_linear", "forward", B, n, n_in, e, T), "forward", "forward"))
+        if f_gemm:
+            ops.append(Op(gemm(f"L{l}.fwd_recurrent", "forward", B, n, n, e, T), "forward", "forward"))
+        ew(f"L{l}.fwd_neuron_ew", "forward", B * n, f_ew * T)
+        ew(f"L{l}.fwd_neuron_scalar", "forward", 1, f_ew0 * T, reads=1)
+        ew(f"L{l}.fwd_neuron_copy", "forward", B * n, f_copy * T, reads=1)
+    ew("loss.records", "forward", T * B * sizes[-1], OUTPUT_RECORD_OPS, reads=1)
+    ew("loss.ce_count", "forward", T * B * sizes[-1], LOSS_OPS, reads=1, host="fixed")
+    ew("loss.backward_seed", "backward", B * sizes[-1], LOSS_BACKWARD_OPS, reads=1)
+    for l in range(L, 0, -1):
+        n_in, n = sizes[l - 1], sizes[l]
+        _, (b_ew, b_copy, b_red, b_gemm) = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
+        ew(f"L{l}.bwd_neuron_ew", "backward", B * n, b_ew * T, host="backward")
+        ew(f"L{l}.bwd_neuron_copy", "backward", B * n, b_copy * T, reads=1, host="backward")
+        if b_red:
+            ew(f"L{l}.bwd_recurrent_reduce", "backward", B * n, b_red * T, reads=1, host="backward")
+        if b_gemm:
+            ops.append(Op(gemm(f"L{l}.bwd_recurrent", "backward", B, n, n, e, int(round(b_gemm * T))), "backward",
+                          "backward"))
+        # the Linear: weight gradient of every step, accumulated into the running sum (reads 2|W|, writes |W|)
+        ops.append(Op(gemm(f"L{l}.bwd_wgrad", "backward", n_in, n, B, e, T), "backward", "backward"))
+        ew(f"L{l}.bwd_wgrad_accumulate", "backward", n_in * n, 0.96 * T, host="backward")
+        if bias[l - 1]:
+            ew(f"L{l}.bwd_bias_reduce", "backward", B * n, T, reads=1, host="backward")
+            ew(f"L{l}.bwd_bias_accumulate", "backward", n, 0.96 * T, host="backward")
+        if l > 1:
+            ops.append(Op(gemm(f"L{l}.bwd_dgrad", "backward", B, n_in, n, e, T), "backward", "backward"))
+    params = sum(a * b + (b if bb else 0) for a, b, bb in zip(sizes[:-1], sizes[1:], bias))
+    reads = 4 if optimizer == "adam" else 2
+    ew(f"{optimizer}.foreach", "update", params / OPTIMIZER_LAUNCHES[optimizer], OPTIMIZER_LAUNCHES[optimizer],
+       reads=reads, host="fixed")
+    ew("loss.item", "update", 1, SYNC_OPS, reads=1, host="fixed")
+    return ops
+
+
+def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarray]:
+    """Step time of ops issued by the host (``host_s[i]`` each, in order) onto one device stream
+    (``device_s[i]`` each), and the time the device waits for the host before each op.
+
+    op i ends at E_i = max(H_i, E_{i-1}) + d_i with H_i the host's issue time (cumulative host
+    cost): E_n = max over i (H_i + d_i + ... + d_n). The step ends at the sync after the last op.
+    """
+    H = np.cumsum(host_s)
+    D = np.cumsum(device_s)
+    start = np.maximum.accumulate(H - (D - device_s))  # E_i - D_i, the latest constraint so far
+    end = start + D
+    prev_end = np.concatenate([[0.0], end[:-1]])
+    wait = np.maximum(H - prev_end, 0.0)
+    return float(end[-1]), wait
+
+
+def host_seconds(ops, fw: FrameworkSpec) -> np.ndarray:
+    """Host cost of every launch of every op (per-call costs spread over their launches)."""
+    per = {"forward": fw.host_forward_op_s, "backward": fw.host_backward_op_s}
+    out = []
+    for op in ops:
+        if op.host == "fixed":
+            call = fw.loss_call_s if op.kernel.name.startswith("loss") else fw.optimizer_call_s
+            out.append(np.full(op.kernel.count, fw.host_forward_op_s + call / max(op.kernel.count, 1)))
+        else:
+            out.append(np.full(op.kernel.count, per[op.host]))
+    return np.concatenate(out)
+
+
+def device_seconds(ops, spec, precision) -> np.ndarray:
+    return np.concatenate([np.full(op.kernel.count, kernel_seconds(op.kernel, spec, precision)) for op in ops])

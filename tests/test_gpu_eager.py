@@ -1,0 +1,75 @@
+"""The eager (snnTorch on PyTorch) GPU strategy: its op stream against the framework as installed,
+and the host/device overlap rule."""
+import numpy as np
+import pytest
+
+import mimdsim
+from mimdsim.workloads.snn import eager
+from mimdsim.workloads.snn.gpu import estimate
+
+torch = pytest.importorskip("torch")
+snn = pytest.importorskip("snntorch")
+
+NO_KERNEL = {"detach", "view", "t", "alias", "expand", "unsqueeze", "select", "_unsafe_view", "lift_fresh",
+             "empty", "empty_like", "as_strided", "squeeze"}
+
+
+def _device_ops(fn):
+    """aten ops a call dispatches that launch a kernel on a GPU (views and detach do not)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.__name__.split(".")[0]
+            if name not in NO_KERNEL:
+                seen.append(name)
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        fn()
+    return seen
+
+
+def test_leaky_forward_ops_per_layer_and_step_match_snntorch():
+    """snn.Leaky(beta=0.9, fast_sigmoid) after nn.Linear: 1 GEMM + 13 device ops per step (9
+    element-wise, the 0-dim beta.clamp, 3 copies): counted from snnTorch as installed."""
+    torch.manual_seed(0)
+    fc = torch.nn.Linear(20, 16)
+    lif = snn.Leaky(beta=0.9, spike_grad=snn.surrogate.fast_sigmoid())
+    x = torch.rand(8, 20)
+    mem = lif.init_leaky()
+    spk, mem = lif(fc(x), mem)  # the first call initialises the state: count a steady-state step
+    ops = _device_ops(lambda: lif(fc(x), mem))
+    (f_ew, f_ew0, f_copy, f_gemm), _ = eager.EAGER_NEURON_OPS["leaky"]
+    assert ops.count("addmm") == 1  # the Linear (bias in the GEMM's epilogue)
+    assert len(ops) - 1 == f_ew + f_ew0 + f_copy == 13
+
+
+def test_step_op_count_of_the_seed_configuration():
+    """784-1000-10, two Leaky layers, T = 25, B = 128, Adam, loss on the spike counts: 1385 device
+    ops (docs/as-built/gpu_frameworks.md §1.4, counted from snnTorch 1.0 and torch 2.13)."""
+    net = mimdsim.Network.build([784, 1000, 10], "leaky", beta=0.9, bias=True, surrogate="fast_sigmoid")
+    ops = eager.step_ops(net.sizes, 25, 128, e=4, specs=net.specs, bias=[True, True], optimizer="adam")
+    assert sum(op.kernel.count for op in ops) == 1385
+    gemms = sum(op.kernel.count for op in ops if op.kernel.kind == "matrix")
+    assert gemms == 25 * 2 + 25 * 3  # forward 2 Linears; backward 2 weight gradients + 1 input gradient
+
+
+def test_timeline_is_the_slower_stream_plus_the_waits():
+    host, dev = np.full(5, 10.0), np.full(5, 1.0)
+    total, wait = eager.timeline(host, dev)  # host-bound: the device idles between ops
+    assert total == 5 * 10.0 + 1.0 and wait.sum() == pytest.approx(10.0 + 4 * 9.0)
+    total, wait = eager.timeline(np.full(5, 1.0), np.full(5, 10.0))  # device-bound
+    assert total == 1.0 + 5 * 10.0 and wait.sum() == 1.0
+    total, _ = eager.timeline(np.array([1.0, 30.0, 1.0]), np.array([20.0, 1.0, 1.0]))  # mixed
+    assert total == 31.0 + 1.0 + 1.0  # op 2 waits for the slow issue of op 2, op 3 for op 2
+
+
+def test_eager_estimate_names_the_framework_and_is_host_bound_at_the_seed_size():
+    net = mimdsim.Network.build([784, 1000, 10], "leaky", beta=0.9, bias=True, surrogate="fast_sigmoid")
+    r = estimate(net, "a100-40gb", timesteps=25, batch_size=128, strategy="eager")
+    assert r.placement["framework"] == "pytorch-eager" and r.placement["precision"] == "fp32"
+    assert r.placement["bound"] == "host" and r.placement["kernel_launches"] == 1385
+    assert r.total_cycles == pytest.approx(sum(s["compute"] + s["host"] for s in r.steps.values()))
