@@ -38,7 +38,7 @@ KNOBS = dict(launch_overhead_s=4e-6, graph_node_overhead_s=0.6e-6, graph_launch_
 
 
 def test_preset_names():
-    assert list(PRESETS) == ["a100-40gb", "a100-80gb", "v100", "h100", "h200"]
+    assert list(PRESETS) == ["a100-40gb", "a100-80gb", "v100", "h100", "h200", "rtx-3090", "rtx-4090"]
     assert set(DESCRIPTIONS) == set(PRESETS)
     assert PRECISIONS == ("fp32", "tf32", "fp16", "bf16")
 
@@ -250,3 +250,12 @@ def test_bytes_per_element():
     g = gpu()
     assert [g.bytes_per_element(p) for p in PRECISIONS] == [4, 4, 2, 2]
     assert GpuSpec.bytes_per_element("bf16") == 2
+
+
+def test_geforce_presets_agree_with_sms_times_rate_times_clock():
+    """RTX 3090 (GA102) and RTX 4090 (AD102): 128 FP32 units per SM, 256 FLOPs per SM per clock."""
+    for name in ("rtx-3090", "rtx-4090"):
+        g = gpu(name)
+        assert g.fp32_flops == pytest.approx(g.sms * 256 * g.clock_hz, rel=0.01)
+        assert g.tf32_flops == g.fp32_flops and g.fp16_flops == 2 * g.fp32_flops  # FP32-accumulate tensor rates
+        assert g.hbm_bytes == 24 * 2**30

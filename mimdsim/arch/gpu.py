@@ -188,6 +188,15 @@ PRESETS: dict[str, dict] = {
     ),
     "h100": dict(_GH100_SXM, hbm_bytes=80 * GiB, hbm_bytes_per_second=3.35e12),
     "h200": dict(_GH100_SXM, hbm_bytes=141 * GiB, hbm_bytes_per_second=4.8e12),
+    # GeForce cards SNN researchers use (Ampere GA102 / Ada AD102 whitepapers, docs/gpu-model.md):
+    # tensor figures dense with FP32 accumulation (half the FP16-accumulate rate on GeForce)
+    "rtx-3090": dict(sms=82, clock_hz=1.695e9, fp32_flops=35.6e12, fp16_vector_flops=35.6e12,
+                     tf32_flops=35.6e12, fp16_flops=71e12, bf16_flops=71e12,
+                     hbm_bytes=24 * GiB, hbm_bytes_per_second=936e9, l2_bytes=6 * MiB, smem_per_sm_bytes=100 * KiB),
+    "rtx-4090": dict(sms=128, clock_hz=2.52e9, fp32_flops=82.6e12, fp16_vector_flops=82.6e12,
+                     tf32_flops=82.6e12, fp16_flops=165.2e12, bf16_flops=165.2e12,
+                     hbm_bytes=24 * GiB, hbm_bytes_per_second=1008e9, l2_bytes=72 * MiB,
+                     smem_per_sm_bytes=100 * KiB),
 }
 
 DESCRIPTIONS = {
@@ -196,6 +205,8 @@ DESCRIPTIONS = {
     "v100": "NVIDIA Tesla V100 SXM2 32 GB (Volta GV100, 80 SMs, HBM2)",
     "h100": "NVIDIA H100 SXM5 80 GB (Hopper GH100, 132 SMs, HBM3)",
     "h200": "NVIDIA H200 SXM 141 GB (Hopper GH100, 132 SMs, HBM3e)",
+    "rtx-3090": "NVIDIA GeForce RTX 3090 24 GB (Ampere GA102, 82 SMs, GDDR6X)",
+    "rtx-4090": "NVIDIA GeForce RTX 4090 24 GB (Ada AD102, 128 SMs, GDDR6X)",
 }
 
 GPUS = Family(GpuSpec, kind="GPU", maker="gpu", presets=PRESETS, descriptions=DESCRIPTIONS)
