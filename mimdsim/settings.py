@@ -42,7 +42,7 @@ class Setting:
 
 FILE_COMMANDS = ("simulate", "compare")
 TRAIN = ("train",)
-GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager")  # mimdsim.workloads.snn.gpu.STRATEGIES (a test keeps them equal)
+GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.gpu.STRATEGIES (a test keeps them equal)
 DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 
@@ -89,7 +89,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("gpu.strategies", "--strategy", "str_list", list(GPU_STRATEGIES),
             "GPU execution strategies, comma-separated", choices=GPU_STRATEGIES,
             commands=("compare",)),
-    Setting("gpu.precision", "--precision", "str", "fp32", "GPU precision (the chip runs float32)",
+    Setting("gpu.precision", "--precision", "str", None,
+            "GPU precision (default: the strategy's framework: tf32 for compiled on Ampere+, else fp32)",
             choices=("fp32", "tf32", "fp16", "bf16"), commands=("compare", "train"), group=CHIP),
     Setting("gpu.systolic", "--systolic", "str", None,
             "also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)", commands=("compare",)),

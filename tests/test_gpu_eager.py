@@ -73,3 +73,17 @@ def test_eager_estimate_names_the_framework_and_is_host_bound_at_the_seed_size()
     assert r.placement["framework"] == "pytorch-eager" and r.placement["precision"] == "fp32"
     assert r.placement["bound"] == "host" and r.placement["kernel_launches"] == 1385
     assert r.total_cycles == pytest.approx(sum(s["compute"] + s["host"] for s in r.steps.values()))
+
+
+def test_compiled_runs_the_time_loops_as_while_loops_in_tf32():
+    """strategy 'compiled' (TensorFlow 2 + XLA, the Finkbeiner baseline): the per-step kernels plus
+    a while-loop iteration per timestep and direction, float32 matmuls in TF32 where the GPU has it."""
+    from mimdsim.gpu.framework import FRAMEWORKS
+    net = mimdsim.Network.feedforward([2312, 978, 978, 976, 10], max_activity=0.01)
+    c = estimate(net, "a100-40gb", timesteps=100, batch_size=48, strategy="compiled")
+    p = estimate(net, "a100-40gb", timesteps=100, batch_size=48, strategy="per-step", precision="tf32")
+    assert c.placement["precision"] == "tf32" and c.placement["framework"] == "tensorflow-xla"
+    loops = 2 * 100 * FRAMEWORKS["tensorflow-xla"].while_iteration_s * c.clock_hz
+    assert c.total_cycles == pytest.approx(p.total_cycles + loops)
+    assert estimate(net, "v100", timesteps=100, batch_size=48, strategy="compiled").placement["precision"] == "fp32"
+    assert estimate(net, "a100-40gb", timesteps=100, batch_size=48, strategy="eager").placement["precision"] == "fp32"

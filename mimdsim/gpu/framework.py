@@ -21,9 +21,10 @@ class FrameworkSpec:
     loss_call_s: float  # per step: the loss function's Python-level work
     optimizer_call_s: float  # per step: optimizer.step()'s Python-level work
     float32_matmul: str  # the matmul precision of float32 tensors by default: "fp32" or "tf32"
+    while_iteration_s: float = 0.0  # per iteration of a device-side time loop (compiled frameworks)
 
     def __post_init__(self):
-        for f in ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s"):
+        for f in ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s", "while_iteration_s"):
             check_number(f, getattr(self, f), low=0, where=f"framework {self.name!r}: ")
         check_choice("float32_matmul", self.float32_matmul, ("fp32", "tf32"), where=f"framework {self.name!r}: ")
 
@@ -37,7 +38,29 @@ FRAMEWORKS = {
     "pytorch-eager": FrameworkSpec("pytorch-eager", "PyTorch eager (snnTorch 1.0), one stream, async launches",
                                    host_forward_op_s=12e-6, host_backward_op_s=7.5e-6, loss_call_s=250e-6,
                                    optimizer_call_s=400e-6, float32_matmul="fp32"),
+    # One XLA executable per training step (Keras steps_per_execution amortises the host loop):
+    # no per-op host cost; the time loop is an XLA while loop whose iterations run their condition
+    # on the host, ~8 us each (QuantEcon lecture-python-programming PR #437: 100,000 lax.scan
+    # iterations in 0.805 s on a GPU; jax-ml/jax #2491, #7024). TensorFlow runs float32 matmuls
+    # in TF32 on Ampere and later by default (enable_tensor_float_32_execution, TF >= 2.4).
+    "tensorflow-xla": FrameworkSpec("tensorflow-xla", "TensorFlow 2 + XLA (jit_compile, steps_per_execution)",
+                                    host_forward_op_s=0.0, host_backward_op_s=0.0, loss_call_s=0.0,
+                                    optimizer_call_s=0.0, float32_matmul="tf32", while_iteration_s=8e-6),
+    # mimdsim's hand-written baselines (per-step, fused CUDA graph, sparse): kernels as a CUDA program
+    # would launch them, float32 on the CUDA cores unless asked otherwise
+    "cuda": FrameworkSpec("cuda", "hand-written CUDA (kernel launches only)", host_forward_op_s=0.0,
+                          host_backward_op_s=0.0, loss_call_s=0.0, optimizer_call_s=0.0, float32_matmul="fp32"),
 }
+
+# which framework runs each GPU strategy
+STRATEGY_FRAMEWORK = {"eager": "pytorch-eager", "compiled": "tensorflow-xla", "per-step": "cuda", "fused": "cuda",
+                      "sparse": "cuda"}
+
+
+def default_precision(strategy: str, gpu_spec) -> str:
+    """The precision a strategy's framework uses for float32 tensors on this GPU."""
+    fw = FRAMEWORKS[STRATEGY_FRAMEWORK[strategy]]
+    return "tf32" if fw.float32_matmul == "tf32" and gpu_spec.tf32_flops else "fp32"
 
 
 def framework(name: str | FrameworkSpec = "pytorch-eager") -> FrameworkSpec:

@@ -37,7 +37,7 @@ def execute_workload(values: dict, *, out=print):
                                 batches=v["workload.batches"])
     elif v["workload.name"] == "mlp":
         result = compare_mlp(v["model.batch"], v["workload.mlp_layers"], sys_, v["gpu.preset"],
-                             precision=v["gpu.precision"], stream=stream, utilisation=v["workload.utilisation"],
+                             precision=v["gpu.precision"] or "fp32", stream=stream, utilisation=v["workload.utilisation"],
                              batches=v["workload.batches"])
     else:
         raise ConfigError(f"workload.name={v['workload.name']!r}: choose snn, kalman or mlp")

@@ -29,7 +29,7 @@ from ...snn.network import describe_sizes
 from ...validate import check_choice, check_fractions
 from .lower import check_step
 
-STRATEGIES = ("per-step", "fused", "sparse", "eager")
+STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")
 
 
 STATES = {"leaky": 1, "lapicque": 1, "synaptic": 2, "alpha": 3}
@@ -71,7 +71,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
         s, rec = neuron_traits(specs[l - 1])
         if strategy == "fused":
             ks.append(gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
-        elif strategy == "per-step":
+        elif strategy in ("per-step", "compiled"):
             ks.append(gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
         else:
             nnz = activity[l - 1] * B * n_in
@@ -112,8 +112,8 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             if l > 1:
                 ks.append(gemm(f"L{l}.bwd_input_gemm", "backward", T * B, n_in, n, e, 1))
             continue
-        if strategy == "per-step":
-            # dW += X[t]^T dI[t]: the accumulation reads and writes dW
+        if strategy in ("per-step", "compiled"):
+            # dW += X[t]^T dI[t]: the accumulation reads and writes dW (XLA: one GEMM with beta = 1)
             k = gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, B, e, T)
             ks.append(Kernel(k.name, k.phase, k.kind, k.flops, k.nbytes + e * n_in * n, T, k.dims))
         else:
@@ -156,7 +156,7 @@ GPU_KINDS = ("compute", "launch")
 
 
 def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy: str = "fused",
-             precision: str = "fp32", activity=None, input_activity=None, optimizer: str = "adam",
+             precision: str | None = None, activity=None, input_activity=None, optimizer: str = "adam",
              check_memory: bool = True) -> Report:
     """One training step of ``net`` on a GPU under a named execution strategy.
 
@@ -164,8 +164,13 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     ``input_activity`` matter only to the ``sparse`` strategy. Dense strategies do the
     same work whatever the activity.
     """
+    from ...gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, default_precision
+
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     check_choice("strategy", strategy, STRATEGIES, where="GPU ")
+    fw = FRAMEWORKS[STRATEGY_FRAMEWORK[strategy]]
+    if precision is None:  # the framework's float32 matmul precision on this GPU
+        precision = default_precision(strategy, spec)
     check_choice("precision", precision, PRECISIONS)
     spec.matrix_flops(precision)  # raises if the GPU lacks this precision
     check_step(timesteps, batch_size, optimizer)
@@ -214,14 +219,19 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     if strategy == "fused":
         cycles["forward"]["launch"] += spec.graph_launch_s * hz
         steps["graph_launch"] = {"count": 1, "phase": "forward", "compute": 0.0, "launch": spec.graph_launch_s * hz}
+    if fw.while_iteration_s:  # the time loops as device-side while loops: a host round trip per iteration
+        for phase in ("forward", "backward"):
+            c = timesteps * fw.while_iteration_s * hz
+            cycles[phase]["launch"] += c
+            steps[f"{phase}.while_loop"] = {"count": int(timesteps), "phase": phase, "compute": 0.0, "launch": c}
     del cycles["io"]
-    notes = [f"strategy {strategy}, precision {precision}, {launches} kernel launches per step",
+    notes = [f"strategy {strategy} ({fw.description}), precision {precision}, {launches} kernel launches per step",
              "input transfer from the host is not modelled (assumed overlapped with compute)"]
     return Report(
         architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"{strategy} {precision}",
         timesteps=int(timesteps), batch_size=int(batch_size), clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
-        placement={"strategy": strategy, "precision": precision, "optimizer": optimizer,
+        placement={"strategy": strategy, "framework": fw.name, "precision": precision, "optimizer": optimizer,
                    "kernel_launches": launches},
         notes=notes,
     )
