@@ -16,7 +16,7 @@ from .workloads.snn.systolic import systolic_estimate
 __all__ = ["compare", "Comparison"]
 
 
-def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("per-step", "fused", "sparse"), precision=None,
+def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None,
             **simulate_kw) -> Comparison:

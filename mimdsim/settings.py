@@ -86,7 +86,7 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`); train: timed for the "
             "same steps", commands=("compare", "train"), group=CHIP),
-    Setting("gpu.strategies", "--strategy", "str_list", list(GPU_STRATEGIES),
+    Setting("gpu.strategies", "--strategy", "str_list", ["compiled", "eager", "fused"],
             "GPU execution strategies, comma-separated", choices=GPU_STRATEGIES,
             commands=("compare",)),
     Setting("gpu.precision", "--precision", "str", None,

@@ -67,9 +67,9 @@ class Comparison(JsonOutput):
         m = self.mimd
         if self.workload != "snn":
             return f"{m.model}, {m.batch_size:,} {self.unit.split('/')[0]} per run"
-        gpu = list(self.gpu.values())
+        precisions = {r.placement["precision"] for r in self.gpu.values()}
         return (f"{m.model}, T={m.timesteps}, B={m.batch_size}, MIMD {m.mode}"
-                + (f", GPU precision {gpu[0].placement['precision']}" if gpu else ""))
+                + (f", GPU precision {precisions.pop()}" if len(precisions) == 1 else ""))
 
     def format(self) -> str:
         """The columns side by side: throughput, time, phases, kinds, memory, bound, speedup."""
@@ -83,6 +83,9 @@ class Comparison(JsonOutput):
         def row(label, fn):
             lines.append(f"  {label:<22}" + "".join(f"{fn(r):>{w}}" for _, r in cols))
 
+        if any("framework" in r.placement for _, r in cols):  # what runs each GPU column, as it runs
+            row("framework", lambda r: r.placement.get("framework", "-"))
+            row("precision", lambda r: r.placement.get("precision", "-") if r.platform == "gpu" else "-")
         row(self.unit, lambda r: f"{r.samples_per_second:,.0f}")
         row("seconds/step" if snn else "seconds/run", lambda r: f"{r.seconds_per_step:.3e}")
         for phase in [p for p in PHASES if any(r.phase_seconds().get(p) for _, r in cols)]:  # time spent
