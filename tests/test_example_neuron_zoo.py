@@ -11,7 +11,7 @@ def test_neuron_zoo_example_quick(capsys):
     table = mod.main(["--quick"])
     assert len(table) == 2 * 2 * len(mod.MODELS)
     for r in table:
-        assert (r["mimd_sparse"] == "n/a" or r["mimd_sparse"] > 0) and r["gpu_fused"] > 0
+        assert (r["mimd_sparse"] == "n/a" or r["mimd_sparse"] > 0) and r["gpu_fused"] > 0 and r["gpu_eager"] > 0
     fp = {(r["model"], r["population"], r["precision"]): r for r in table}
     assert fp[("Leaky", False, "fp16")]["mimd_dense"] > fp[("Leaky", False, "fp32")]["mimd_dense"]  # AMP vs SIMD
     assert "MIMD sparse" in capsys.readouterr().out
