@@ -87,3 +87,19 @@ def test_compiled_runs_the_time_loops_as_while_loops_in_tf32():
     assert c.total_cycles == pytest.approx(p.total_cycles + loops)
     assert estimate(net, "v100", timesteps=100, batch_size=48, strategy="compiled").placement["precision"] == "fp32"
     assert estimate(net, "a100-40gb", timesteps=100, batch_size=48, strategy="eager").placement["precision"] == "fp32"
+
+
+def test_compiled_kernel_list_of_one_leaky_layer_by_hand():
+    """XLA per timestep: the layer's GEMM and one fused element-wise kernel forward; the fused
+    surrogate/carry kernel and the weight-gradient GEMM (beta = 1 accumulation) backward; the
+    input-gradient GEMM only past the first layer (graphcore_snn train_gpu, as counted in
+    docs/as-built/gpu_frameworks.md §3.2)."""
+    from mimdsim.workloads.snn.gpu import training_step_kernels
+    ks = {k.name: k for k in training_step_kernels([50, 40, 10], 7, 4, strategy="compiled", e=4)}
+    assert ks["L1.fwd_gemm"].count == 7 and ks["L1.fwd_gemm"].dims == (4, 40, 50)
+    assert ks["L1.fwd_neuron"].count == 7 and ks["L1.fwd_neuron"].kind == "vector"
+    assert ks["L1.bwd_neuron"].count == 7 and ks["L1.bwd_wgrad_gemm"].count == 7
+    assert "L1.bwd_input_gemm" not in ks and ks["L2.bwd_input_gemm"].count == 7
+    # the accumulating GEMM also reads dW (beta = 1): one |W| more than a GEMM that only writes it
+    plain = 4 * (50 * 4 + 4 * 40 + 50 * 40)
+    assert ks["L1.bwd_wgrad_gemm"].nbytes == plain + 4 * 50 * 40
