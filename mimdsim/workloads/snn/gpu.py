@@ -66,6 +66,9 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     specs = list(specs) if specs is not None else [None] * L
     ks: list[Kernel] = []
     check_choice("strategy", strategy, STRATEGIES)
+    if strategy == "eager":
+        raise ConfigError("the eager strategy is an op stream with host costs, not a kernel list: use "
+                          "mimdsim.workloads.snn.eager.step_ops, or estimate(..., strategy='eager')")
     for l in range(1, L + 1):
         n_in, n = sizes[l - 1], sizes[l]
         s, rec = neuron_traits(specs[l - 1])

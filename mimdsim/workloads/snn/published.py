@@ -24,8 +24,6 @@ The op runs float32 sparse LIF layers with the one-step delay only.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...compiler.transfers import host_stream, point_to_point
@@ -617,8 +615,3 @@ def _spread_to_spread(name, src, total_bytes, dst, group_base) -> Transfer:
     per = -(-total_bytes // k)
     d = dst[(np.arange(src.size) * dst.size) // k]
     return Transfer(name, src, d, np.full(src.size, per, dtype=np.int64), group_base + np.arange(src.size))
-
-
-def published_K(max_activity: float, n: int) -> int:
-    """The study's capacity: K = 2 floor(act n / 2) (output layers at least 2)."""
-    return max(2 * math.floor(max_activity * n / 2), 2)
