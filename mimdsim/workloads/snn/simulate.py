@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -171,6 +172,18 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                             f"gradient-candidate rates {pct(source.candidate[1:])}; list capacities K = "
                             f"{', '.join(map(str, net.capacities))} (max activity); run with inputs= for rates "
                             f"from the dynamics")
+    if execution:  # a silent layer times nothing and trains nothing: say so, naming it
+        silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking]
+        if silent:
+            msg = (f"layer(s) {', '.join(map(str, silent))} never spiked in this step: they pass no spikes and no "
+                   f"gradient; raise the input rate or the weight scale (Network.feedforward(weight_scale=...), "
+                   f"--weight-scale), or set the initial activity with mimdsim.training.calibrate_activity")
+            report.notes.append(msg)
+            warnings.warn(msg, stacklevel=2)
+        elif training and source.grads is not None and not any(np.any(g) for g in source.grads):
+            msg = "every weight gradient is zero in this step: no listed neuron received a surrogate gradient"
+            report.notes.append(msg)
+            warnings.warn(msg, stacklevel=2)
     if strict:
         over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
         if over:
