@@ -172,19 +172,31 @@ def deal_vertices(vertex_tiles, vertex_instr, tile: Tile, run: int = VERTEX_RUN_
     return deal_jobs(vertex_tiles, np.asarray(vertex_instr, dtype=np.float64) + run, tile)
 
 
+@functools.lru_cache(maxsize=64)
+def _round_robin(batch: int, workers: int) -> np.ndarray:
+    """One-hot [B, workers]: the b-th vertex of a tile runs on worker b mod workers (read-only, shared)."""
+    assign = np.zeros((batch, workers))
+    assign[np.arange(batch), np.arange(batch) % workers] = 1.0
+    assign.flags.writeable = False
+    return assign
+
+
 def deal_sample_grid(tiles, const, slope, per_sample, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):
     """``deal_vertices`` for one vertex per (sample, tile) in sample-major order (vertex ``b * T + j``
     on ``tiles[j]``) whose instructions are affine, ``const[j] + slope[j] * per_sample[..., b]``:
     on every tile sample b is the b-th vertex, so it runs on worker ``b mod workers``, and the
     per-worker sums are computed from per-sample sums, without the ``[..., B * T]`` array."""
+    tiles = np.asarray(tiles)
+    if np.unique(tiles).size != tiles.size:
+        raise ValueError("deal_sample_grid needs each tile once (a tile with two grid columns runs 2 B vertices); "
+                         "use deal_vertices")
     x = np.asarray(per_sample, dtype=np.float64)
     B, W = x.shape[-1], tile.workers
-    assign = np.zeros((B, W))
-    assign[np.arange(B), np.arange(B) % W] = 1.0
+    assign = _round_robin(B, W)
     sums, count = x @ assign, assign.sum(axis=0)  # [..., W], [W]
     per = (count * (run + np.asarray(const, dtype=np.float64))[:, None]
            + np.asarray(slope, dtype=np.float64)[:, None] * sums[..., None, :])  # [..., T, W]
-    return np.asarray(tiles), W * per.max(axis=-1) + tile.vertex_launch_cycles
+    return tiles, W * per.max(axis=-1) + tile.vertex_launch_cycles
 
 
 def multi_vertex_cycles(vertex_tiles, worker_instr, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):

@@ -130,7 +130,7 @@ class Program:
     meta: ProgramMeta
     plan: Any = None  # the workload's own static plan (typed by the workload; the engine never reads it)
     # costs that depend on the program alone (exchange phases, static compute), kept across runs
-    static_costs: dict = field(default_factory=dict, repr=False, compare=False)
+    static_costs: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def supersteps(self):
         """Every superstep once, in schedule order (loop bodies included; launches left out)."""

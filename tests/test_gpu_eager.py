@@ -103,3 +103,20 @@ def test_compiled_kernel_list_of_one_leaky_layer_by_hand():
     # the accumulating GEMM also reads dW (beta = 1): one |W| more than a GEMM that only writes it
     plain = 4 * (50 * 4 + 4 * 40 + 50 * 40)
     assert ks["L1.bwd_wgrad_gemm"].nbytes == plain + 4 * 50 * 40
+
+
+def test_eager_counts_scale_with_timesteps_as_per_step_and_per_run_parts():
+    """autograd sums T per-step weight gradients with T - 1 adds; Leaky's backward is 8 per step, 2 fewer per run;
+    the loss function's host cost is paid once (not again by the .item() sync)."""
+    net = mimdsim.Network.build([30, 20, 10], "leaky", beta=0.9, surrogate="fast_sigmoid")
+    for T in (5, 40):
+        ops = {op.kernel.name: op for op in eager.step_ops(net.sizes, T, 4, e=4, specs=net.specs)}
+        assert ops["L1.bwd_wgrad_accumulate"].kernel.count == T - 1
+        assert ops["L2.bwd_neuron_ew"].kernel.count == 8 * T - 2
+    from mimdsim.gpu.framework import framework
+    fw = framework("pytorch-eager")
+    ops = eager.step_ops(net.sizes, 5, 4, e=4, specs=net.specs)
+    host = eager.host_seconds(ops, fw)
+    plain = sum(op.kernel.count * (fw.host_backward_op_s if op.host == "backward" else fw.host_forward_op_s)
+                for op in ops)
+    assert host.sum() == pytest.approx(plain + fw.loss_call_s + fw.optimizer_call_s)

@@ -137,3 +137,17 @@ def test_published_schedule_refuses_other_models():
     with pytest.raises(mimdsim.ConfigError, match="schedule='bogus'"):
         mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=16), timesteps=3, batch_size=2, activity=0.1,
                          schedule="bogus")
+
+
+def test_published_inference_drops_the_backward_and_keeps_the_output_record():
+    net = mimdsim.Network.feedforward([60, 40, 10], max_activity=0.2)
+    chip = mimdsim.system("ipu-mk2", tiles=64)
+    kw = dict(timesteps=8, batch_size=4, structure=net.structure, schedule="published")
+    train = compile_program(net.sizes, net.capacities, chip, **kw)
+    infer = compile_program(net.sizes, net.capacities, chip, training=False, **kw)
+    names = {a.name for a in infer.tensors}
+    assert not any(n.endswith((".surrogate_rows", ".sliced_dS", ".grad_copies", ".adam_moments")) for n in names)
+    total = lambda p, name: sum(int(a.nbytes.sum()) for a in p.tensors if a.name == name)  # noqa: E731
+    assert total(infer, "L2.list_history") == total(train, "L2.list_history")  # sparse2dense reads every step
+    assert total(infer, "L1.list_history") < total(train, "L1.list_history")
+    assert not any(s.phase in ("backward", "update") for s in infer.supersteps())

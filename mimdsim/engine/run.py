@@ -53,13 +53,13 @@ class _Costs:
         self.per_step: dict[str, dict] = {}
         self.tile_compute = np.zeros(self.n_tiles)
         # static costs live with the program: a compiled program is run many times
-        key = (self.tile, system.name)
+        key = (self.tile, system)  # the whole spec: an overridden chip keeps its preset's name
         if program.static_costs.get("key") != key:
             program.static_costs.clear()
             program.static_costs.update(key=key, compute={}, exchange={}, layouts={})
         self.static: dict[int, np.ndarray] = program.static_costs["compute"]
         self.exchange: dict[int, tuple[float, float]] = program.static_costs["exchange"]
-        self.layouts: dict[int, tuple] = program.static_costs.setdefault("layouts", {})
+        self.layouts: dict[int, tuple] = program.static_costs["layouts"]
         self.group_starts = program.mapping.tile_groups(self.n_tiles)[0] if timeline is not None else None
 
     def static_cycles(self, vs: VertexSet):
@@ -207,7 +207,10 @@ def _stack(works: list[dict]) -> dict:
     """One work dict per iteration -> one dict of arrays with a leading iteration axis."""
     out = {}
     for k, v in works[0].items():
-        if isinstance(v, (bool, int, float, str)):  # a flag, the same in every iteration
+        if isinstance(v, (bool, int, float, str, np.generic)):  # a flag: the same in every iteration
+            if any(w[k] != v for w in works):
+                raise ConfigError(f"work count {k!r} is a scalar that changes between iterations; a source must "
+                                  f"give per-vertex arrays for data-dependent counts")
             out[k] = v
         else:
             out[k] = np.stack([np.asarray(w[k]) for w in works])

@@ -30,18 +30,21 @@ import numpy as np
 from ...gpu.framework import FrameworkSpec
 from ...gpu.model import Kernel, gemm, kernel_seconds
 
-# Device ops per layer and timestep of each neuron module (snnTorch 1.0, defaults; census in
-# docs/as-built/gpu_frameworks.md §1.4): forward (element-wise on B x n, 0-dim, copies, extra
-# GEMMs of an all-to-all recurrence) and backward (element-wise, copies, reductions, GEMMs).
+# Device ops of each neuron module (snnTorch 1.0, defaults; census in docs/as-built/gpu_frameworks.md
+# §1.4, taken at T = 25): forward per timestep (element-wise on B x n, 0-dim, copies, extra GEMMs
+# of an all-to-all recurrence); backward as (per timestep, per run) pairs, the per-run part being
+# the first or last step's difference (e.g. Leaky: 8 element-wise per step, 2 fewer over the run:
+# 198 = 8 x 25 - 2 in the census).
 EAGER_NEURON_OPS = {
-    #            fwd: ew, ew0, copy, gemm    bwd: ew, copy, reduce, gemm
-    "leaky": ((9, 1, 3, 0), (7.92, 1, 0, 0)),
-    "synaptic": ((11, 2, 3, 0), (9.84, 1, 0, 0)),
-    "alpha": ((23, 22, 3, 0), (28.44, 1, 0, 0)),
-    "lapicque": ((12, 6, 3, 0), (10.92, 1, 0, 0)),
-    "rleaky": ((10, 1, 3, 1), (9.84, 1, 1, 1.96)),
-    "rsynaptic": ((12, 2, 3, 1), (11.76, 1, 1, 1.96)),
+    #            fwd: ew, ew0, copy, gemm    bwd: ew, copy, reduce, gemm as (per step, per run)
+    "leaky": ((9, 1, 3, 0), ((8, -2), (1, 0), (0, 0), (0, 0))),
+    "synaptic": ((11, 2, 3, 0), ((10, -4), (1, 0), (0, 0), (0, 0))),
+    "alpha": ((23, 22, 3, 0), ((29, -14), (1, 0), (0, 0), (0, 0))),
+    "lapicque": ((12, 6, 3, 0), ((11, -2), (1, 0), (0, 0), (0, 0))),
+    "rleaky": ((10, 1, 3, 1), ((10, -4), (1, 0), (1, 0), (2, -1))),
+    "rsynaptic": ((12, 2, 3, 1), ((12, -6), (1, 0), (1, 0), (2, -1))),
 }
+ACCUMULATE = (1, -1)  # autograd sums a parameter's T per-step gradients with T - 1 adds
 RESET_OPS = 1  # per layer and step: zeros_like of the initial membrane (snn.Leaky.reset_mem / init_leaky)
 OUTPUT_RECORD_OPS = 2  # torch.stack of the output's spike and membrane records
 LOSS_OPS = 3  # ce_count_loss: sum over time, log_softmax, nll_loss
@@ -56,7 +59,7 @@ class Op:
 
     kernel: Kernel
     phase: str
-    host: str  # "forward", "backward" or "fixed" (per-call host costs, see FrameworkSpec)
+    host: str  # "forward", "backward", or "loss" / "optimizer": a per-call cost spread over the call's ops
 
 
 def neuron_key(spec) -> str:
@@ -70,16 +73,19 @@ def neuron_key(spec) -> str:
 
 def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="adam") -> list[Op]:
     """The device ops of one eager training step, in issue order (forward over time, loss,
-    autograd's reverse pass, the optimizer, the sync). Counts per timestep may be fractional
-    (the first or last step differs); ops are issued ``round(count x T)`` times."""
+    autograd's reverse pass, the optimizer, the sync). Backward counts are (per timestep, per
+    run) pairs: issued ``per_step x T + per_run`` times."""
     T, B = int(timesteps), int(batch)
     L = len(sizes) - 1
     specs = list(specs) if specs is not None else [None] * L
     bias = list(bias) if bias is not None else [False] * L
     ops: list[Op] = []
 
+    def times(pair):
+        return pair[0] * T + pair[1]
+
     def ew(name, phase, elements, count, reads=2, host="forward"):
-        n = int(round(count))
+        n = int(count)
         if n > 0:
             ops.append(Op(Kernel(name, phase, "vector", float(elements), e * (reads + 1) * elements, n), phase, host))
 
@@ -95,31 +101,30 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
         ew(f"L{l}.fwd_neuron_scalar", "forward", 1, f_ew0 * T, reads=1)
         ew(f"L{l}.fwd_neuron_copy", "forward", B * n, f_copy * T, reads=1)
     ew("loss.records", "forward", T * B * sizes[-1], OUTPUT_RECORD_OPS, reads=1)
-    ew("loss.ce_count", "forward", T * B * sizes[-1], LOSS_OPS, reads=1, host="fixed")
+    ew("loss.ce_count", "forward", T * B * sizes[-1], LOSS_OPS, reads=1, host="loss")
     ew("loss.backward_seed", "backward", B * sizes[-1], LOSS_BACKWARD_OPS, reads=1)
     for l in range(L, 0, -1):
         n_in, n = sizes[l - 1], sizes[l]
         _, (b_ew, b_copy, b_red, b_gemm) = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
-        ew(f"L{l}.bwd_neuron_ew", "backward", B * n, b_ew * T, host="backward")
-        ew(f"L{l}.bwd_neuron_copy", "backward", B * n, b_copy * T, reads=1, host="backward")
-        if b_red:
-            ew(f"L{l}.bwd_recurrent_reduce", "backward", B * n, b_red * T, reads=1, host="backward")
-        if b_gemm:
-            ops.append(Op(gemm(f"L{l}.bwd_recurrent", "backward", B, n, n, e, int(round(b_gemm * T))), "backward",
+        ew(f"L{l}.bwd_neuron_ew", "backward", B * n, times(b_ew), host="backward")
+        ew(f"L{l}.bwd_neuron_copy", "backward", B * n, times(b_copy), reads=1, host="backward")
+        ew(f"L{l}.bwd_recurrent_reduce", "backward", B * n, times(b_red), reads=1, host="backward")
+        if times(b_gemm) > 0:
+            ops.append(Op(gemm(f"L{l}.bwd_recurrent", "backward", B, n, n, e, times(b_gemm)), "backward",
                           "backward"))
         # the Linear: weight gradient of every step, accumulated into the running sum (reads 2|W|, writes |W|)
         ops.append(Op(gemm(f"L{l}.bwd_wgrad", "backward", n_in, n, B, e, T), "backward", "backward"))
-        ew(f"L{l}.bwd_wgrad_accumulate", "backward", n_in * n, 0.96 * T, host="backward")
+        ew(f"L{l}.bwd_wgrad_accumulate", "backward", n_in * n, times(ACCUMULATE), host="backward")
         if bias[l - 1]:
             ew(f"L{l}.bwd_bias_reduce", "backward", B * n, T, reads=1, host="backward")
-            ew(f"L{l}.bwd_bias_accumulate", "backward", n, 0.96 * T, host="backward")
+            ew(f"L{l}.bwd_bias_accumulate", "backward", n, times(ACCUMULATE), host="backward")
         if l > 1:
             ops.append(Op(gemm(f"L{l}.bwd_dgrad", "backward", B, n_in, n, e, T), "backward", "backward"))
     params = sum(a * b + (b if bb else 0) for a, b, bb in zip(sizes[:-1], sizes[1:], bias))
     reads = 4 if optimizer == "adam" else 2
     ew(f"{optimizer}.foreach", "update", params / OPTIMIZER_LAUNCHES[optimizer], OPTIMIZER_LAUNCHES[optimizer],
-       reads=reads, host="fixed")
-    ew("loss.item", "update", 1, SYNC_OPS, reads=1, host="fixed")
+       reads=reads, host="optimizer")
+    ew("loss.item", "update", 1, SYNC_OPS, reads=1)
     return ops
 
 
@@ -140,15 +145,16 @@ def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarra
 
 
 def host_seconds(ops, fw: FrameworkSpec) -> np.ndarray:
-    """Host cost of every launch of every op (per-call costs spread over their launches)."""
+    """Host cost of every launch of every op (a call's own cost spread over its launches)."""
     per = {"forward": fw.host_forward_op_s, "backward": fw.host_backward_op_s}
+    call = {"loss": fw.loss_call_s, "optimizer": fw.optimizer_call_s}
     out = []
     for op in ops:
-        if op.host == "fixed":
-            call = fw.loss_call_s if op.kernel.name.startswith("loss") else fw.optimizer_call_s
-            out.append(np.full(op.kernel.count, fw.host_forward_op_s + call / max(op.kernel.count, 1)))
+        n = op.kernel.count
+        if op.host in call:
+            out.append(np.full(n, fw.host_forward_op_s + call[op.host] / max(n, 1)))
         else:
-            out.append(np.full(op.kernel.count, per[op.host]))
+            out.append(np.full(n, per[op.host]))
     return np.concatenate(out)
 
 

@@ -324,7 +324,8 @@ class LayerContext:
 # What inference leaves out of a training program's memory plan: everything of the
 # backward pass and the update, and the per-step histories that only BPTT reads back.
 TRAINING_ONLY_CATEGORIES = ("gradients", "optimizer")
-TRAINING_ONLY_SUFFIXES = (".dU_dI", ".grad_in", ".partials", ".reduce_buffers", ".recurrent_dS")
+TRAINING_ONLY_SUFFIXES = (".dU_dI", ".grad_in", ".partials", ".reduce_buffers", ".recurrent_dS",
+                          ".surrogate_rows", ".sliced_dS")  # the last two: the published program's backward
 
 
 def forward_only(program: Program) -> None:
@@ -334,8 +335,10 @@ def forward_only(program: Program) -> None:
     lists the next step reads) except the first layer's inputs, which the host streams in
     for all T steps at once."""
     T, L = program.timesteps, len(program.mapping.layers)
-    # a per-step loss (ce_rate) or the membrane maximum reads the output layer's whole record
+    # a per-step loss (ce_rate) or the membrane maximum reads the output layer's whole record; the
+    # published program's sparse2dense, after the loop, reads the output's whole list history
     whole_output = program.plan.structure.readout.loss in ("ce_rate", "ce_max_membrane")
+    whole_list = program.plan.schedule == "published"
     program.schedule = [s for s in program.schedule
                         if all(b.phase in ("io", "forward") for b in (s.body if isinstance(s, Loop) else (s,)))]
     kept = []
@@ -344,7 +347,8 @@ def forward_only(program: Program) -> None:
             continue
         streamed = a.layer == 1 and a.name.endswith(("input_list_history", "input_history"))
         one_step = a.category == "history" or a.name.endswith("list_history")
-        if one_step and not streamed and not (whole_output and a.layer == L):
+        whole = a.layer == L and (whole_output or (whole_list and a.name.endswith("list_history")))
+        if one_step and not streamed and not whole:
             a = TensorAlloc(a.name, a.category, a.tiles, a.nbytes // T, a.layer)
         kept.append(a)
     program.tensors = kept

@@ -184,8 +184,8 @@ class _Published:
         those runs must have used the single-thread scheme, so it is taken where the copies do not
         fit (docs/as-built/graphcore_snn.md §4, B7)."""
         limit = self.low.system.chip.sram_per_tile
-        worst = max(WORKERS_PER_TILE * self.low.sizes[l - 1] * int(p.n_local.max()) * F32
-                    + 4 * self.low.sizes[l - 1] * int(p.n_local.max()) * F32  # weights, final gradient, Adam
+        per_weight = 2 + (2 if self.low.optimizer == "adam" else 0)  # weights, final gradient (+ Adam's moments)
+        worst = max((WORKERS_PER_TILE + per_weight) * self.low.sizes[l - 1] * int(p.n_local.max()) * F32
                     for l, p in enumerate(self.layers, start=1))
         return WORKERS_PER_TILE if worst <= limit else 1
 
@@ -504,8 +504,9 @@ class _Published:
         return steps
 
     def dS_source(self, l):
-        """Where layer l's dL/dS slice and list ids live: the output's on its holders, a hidden
-        layer's dL/dS from the stage-2 reduction (on the previous chip's holders)."""
+        """Where the rows the surrogate vertex reads for layer l come from: the layer's list slice
+        (ids and counts, and for the output dL/dS) on the holders of its history; a hidden layer's
+        dL/dS slice is the stage-2 reduction's output, spread over the same chip's holders."""
         B = self.low.B
         return spread(B * (self.gens[l - 1].K + 2), self.hold[l - 1])
 
