@@ -85,10 +85,12 @@ class LayerGen:
     def __init__(self, n: int, K: int, B: int):
         self.n, self.K, self.B = n, K, B
         self.spread = spread_factor(n)
-        self.workers = min(WORKERS_PER_TILE * self.spread, n)
-        self.bounds = (np.arange(self.workers + 1) * n) // self.workers  # worker w scans [bounds[w], bounds[w+1])
-        self.widths = np.diff(self.bounds)
-        self.cap_worker = np.minimum(K, self.widths)  # Kw
+        self.workers = W = min(WORKERS_PER_TILE * self.spread, n)
+        # worker w scans n // W + (n % W > w) neurons from bounds[w]; each keeps at most Kw, a tile Kc
+        # (dense_to_sparse_spikes_multi_tile_spread_with_combine; kernels.graphcore_snn.spike_generation)
+        self.widths = n // W + (np.arange(W) < n % W)
+        self.bounds = np.concatenate([[0], np.cumsum(self.widths)])
+        self.cap_worker = np.full(W, min(K, -(-n // W)))  # Kw
         self.cap_tile = min(K, -(-n // self.spread))  # Kc
         # workers of spread tile s: w // 6
         self.worker_tile = np.arange(self.workers) // WORKERS_PER_TILE
@@ -322,7 +324,7 @@ class _Published:
             gt = self.gen_tiles[l - 1]  # [B, 2, spread]
             vt = gt[:, :, gen.worker_tile]  # [B, 2, W]
             comp.append(vertices("gsnn.dense_to_sparse", l, vt.ravel(), width=np.tile(gen.widths, 2 * B),
-                                 cap=np.tile(gen.cap_worker, 2 * B), bounds=gen.bounds, role="published_scan"))
+                                 cap=np.tile(gen.cap_worker, 2 * B), bounds=gen.bounds, spread=gen.spread, role="published_scan"))
             exch.append(self.flag_exchange(l, p, gen, vt))
         steps.append(Superstep("fwd.scan", "forward", tuple(comp), tuple(exch), sync))
         # F7: per (sample, threshold, spread tile): merge its workers' lists (local)

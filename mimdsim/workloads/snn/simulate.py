@@ -153,6 +153,12 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     # numerics read it from net.specs, so it is left out of the compiled program's key
     st = net.structure
     st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
+    if net.overflow == "random":  # the published op keeps the lowest ids: a random subset is another program
+        if schedule == "published":
+            raise ConfigError("schedule='published' keeps the lowest ids of an overflowing list, as the op does; "
+                              "this network drops a random subset (overflow='random'): use schedule='fused' or "
+                              "overflow='lowest-index'")
+        schedule = schedule or "fused"
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
                         opt_kind, st, precision, training, schedule)
     L = net.num_layers

@@ -16,6 +16,7 @@ from kernels import bptt, lif, loss as loss_k, reduce, spikes
 from kernels.tile import worker_of_sample
 
 from kernels import CODELETS
+from kernels.graphcore_snn import spike_generation
 
 from ...program import Program, VertexSet
 
@@ -357,20 +358,18 @@ class ExecutionSource(_Source):
         return {"listed": self.stats.listed[vs.layer][t], "random": self.random[vs.layer]}
 
     def published_scan(self, vs, t):
-        """The published lists: lowest ids, spikes first then candidates (no chunk limits: the
-        per-worker and per-tile caps never cut below K); per-vertex scan work from the flags."""
+        """The published lists as the op builds them (F4-F8: per-worker and per-tile caps, lowest
+        ids, spikes then candidates; kernels.graphcore_snn.spike_generation) and its scan work."""
         l = vs.layer
-        B, K, n = self.B, self.capacities[l], self.sizes[l]
-        cnt = np.empty((B, 2), dtype=np.int64)
-        drop = np.empty((B, 2), dtype=np.int64)
-        flagged = np.empty((B, 1), dtype=np.int64)
-        seed = (self.seed * 1_000_003 + l * self.T + t) % (2 ** 32)
         p, U = self.p[l], self.U[l][t]
-        spikes.spike_lists_per_neuron(U, p["theta"], p["theta2"], K, n, n, self.random[l], seed, self.ids[l][t],
-                                      cnt, drop, flagged)
-        self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
-        flags = np.stack([U > p["theta"], (U > p["theta2"]) & (U <= p["theta"])], axis=1)  # [B, 2, n]
-        return _scan_work(self, vs, flags)
+        gen = spike_generation(U, p["theta"], p["theta2"], self.capacities[l], vs.geometry["spread"])
+        num = gen["num"]
+        self.ids[l][t] = gen["ids"]
+        spk = np.count_nonzero(U > p["theta"], axis=1)
+        cand = np.count_nonzero((U > p["theta2"]) & (U <= p["theta"]), axis=1)
+        self.stats.record(l, t, num[:, 0], num[:, 1], spk - num[:, 0], cand - (num[:, 1] - num[:, 0]))
+        self._found[l] = gen["found"]
+        return {"found": gen["found"].ravel(), "scanned": gen["scanned"].ravel()}
 
     def published_sparse2dense(self, vs, t):
         """The loss's dense outputs from every step's output list: the spike counts."""
@@ -665,7 +664,7 @@ class RateSource(_Source):
         s, c = self._draw_list(l, t)
         widths = np.diff(g["bounds"])
         hits = np.stack([self.rng.multinomial(s, widths / n), self.rng.multinomial(c, widths / n)], axis=1)
-        return _scan_work(self, vs, None, hits)
+        return _scan_work(self, vs, hits)
 
     def count_spikes(self, vs, t):
         return {"spikes": self.stats.kept[vs.layer][t]}
@@ -690,31 +689,18 @@ class RateSource(_Source):
         return {"in_listed": self._input_list_len(vs.layer, t, 1)}
 
 
-def _scan_work(source, vs, flags=None, hits=None) -> dict:
-    """Work of the published scan vertices, one per (sample, threshold, worker) in that order:
-    ``found`` = min(hits in the worker's range, cap); ``scanned`` = the range's width, or the
-    position of the cap-th hit when the worker stops there. From the flags ``[B, 2, n]``
-    (execution-driven) or drawn hits ``[B, 2, W]`` (rate-driven: the cap-th hit expected at
-    width * cap / hits)."""
+def _scan_work(source, vs, hits) -> dict:
+    """Rate-driven work of the published scan vertices, one per (sample, threshold, worker) in
+    that order, from drawn hits ``[B, 2, W]``: ``found`` = min(hits, cap); ``scanned`` = the
+    range's width, or where the cap-th hit is expected (width * cap / hits) when the worker
+    stops there."""
     g = vs.geometry
     bounds = np.asarray(g["bounds"])
     widths = np.diff(bounds)
     W = widths.size
     cap = np.asarray(g["cap"]).reshape(-1, 2, W)
-    if flags is not None:
-        hits = np.add.reduceat(flags.view(np.uint8), bounds[:-1], axis=2, dtype=np.int64)  # [B, 2, W]
-        scanned = np.broadcast_to(widths, hits.shape).copy()
-        full = np.nonzero(hits >= cap)  # workers that stop at their cap-th hit (rare at low activity)
-        if full[0].size:
-            b, th, w = full
-            c = np.cumsum(flags[b, th, :], axis=1)  # [F, n]
-            start = bounds[w]
-            before = np.where(start > 0, c[np.arange(b.size), np.maximum(start - 1, 0)], 0)
-            pos = np.argmax(c >= (before + cap[b, th, w])[:, None], axis=1)
-            scanned[full] = pos - start + 1
-    else:
-        stop = np.ceil(widths * cap / np.maximum(hits, 1)).astype(np.int64)
-        scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
+    stop = np.ceil(widths * cap / np.maximum(hits, 1)).astype(np.int64)
+    scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
     found = np.minimum(hits, cap)
     source._found[vs.layer] = found
     return {"found": found.ravel(), "scanned": np.broadcast_to(scanned, found.shape).ravel()}
