@@ -143,8 +143,9 @@ def dense_to_sparse_cycles(vertex_tiles, scanned, found, tile: Tile):
 
 
 def _dense_to_sparse_cost(tiles, g, work, tile):
-    scanned = np.minimum(work["scanned"], g["width"])
-    found = np.minimum(work["found"], g["cap"])
+    scanned, found = np.asarray(work["scanned"]), np.asarray(work["found"])
+    if (scanned > g["width"]).any() or (found > g["cap"]).any():  # a work source's error: never clamp it away
+        raise ValueError("dense_to_sparse work exceeds its vertices' ranges: scanned > width or found > cap")
     return dense_to_sparse_cycles(tiles, scanned, found, tile)
 
 

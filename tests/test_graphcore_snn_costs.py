@@ -139,9 +139,12 @@ def test_dense_spikes_by_hand():
 
 def test_dense_to_sparse_by_hand():
     g = {"width": np.array([61, 61]), "cap": np.array([14, 14])}
-    t, c = _cost("gsnn.dense_to_sparse", [7, 7], g, {"scanned": np.array([61, 80]), "found": np.array([14, 20])})
+    t, c = _cost("gsnn.dense_to_sparse", [7, 7], g, {"scanned": np.array([61, 61]), "found": np.array([14, 14])})
     assert 13 + 61 * 4 + 14 * 4 == 313
-    _eq(c, [6 * (313 + 9) + 11])  # the second is clipped to width and cap: the same 313
+    _eq(c, [6 * (313 + 9) + 11])
+    # work beyond a vertex's range is a source's error, reported rather than clipped
+    with pytest.raises(ValueError, match="exceeds"):
+        _cost("gsnn.dense_to_sparse", [7, 7], g, {"scanned": np.array([61, 80]), "found": np.array([14, 20])})
 
 
 def test_combines_by_hand():
