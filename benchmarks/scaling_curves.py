@@ -29,7 +29,10 @@ def measure(hidden, T, B, tiles, rate, repeats=2):
     x = (rng.random((T, B, 700)) < rate).astype(np.uint8)
     y = rng.integers(0, 20, B)
     chip = mimdsim.chip("ipu-mk2", tiles=tiles)
-    mimdsim.simulate(net, chip, inputs=x, labels=y)  # compile once
+    first = mimdsim.simulate(net, chip, inputs=x, labels=y)  # compile once
+    if first.report.silent_layers():  # a silent network times nothing
+        raise SystemExit(f"{sizes}: layers {first.report.silent_layers()} never spiked "
+                         f"({first.report.activity_line()}); not timing a silent network")
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

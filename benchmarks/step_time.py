@@ -36,6 +36,9 @@ def main() -> None:
     t0 = time.perf_counter()
     run = mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y)
     first = time.perf_counter() - t0
+    if run.report.silent_layers():  # a silent network times nothing: refuse to report a speed for it
+        raise SystemExit(f"layers {run.report.silent_layers()} never spiked ({run.report.activity_line()}); "
+                         f"not timing a silent network")
     sim = []
     for _ in range(args.repeats):
         t0 = time.perf_counter()

@@ -79,7 +79,11 @@ def main():
 
     def sim():
         return mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y)
-    sim()  # numba cache load / compile
+    rep = sim().report  # numba cache load / compile
+    if rep.silent_layers():  # a silent network times nothing: refuse to report a speed for it
+        raise SystemExit(f"layers {rep.silent_layers()} never spiked ({rep.activity_line()}); "
+                         f"not timing a silent network")
+    print(f"activity per layer: {rep.activity_line()}")
     t_sim = median_time(sim, args.repeats)
     from reference import dense_bptt_numpy
     t_np = median_time(lambda: dense_bptt_numpy(net.weights, x, y, alpha=0.95, c=10.0, theta1=1.0, beta=10.0,

@@ -151,3 +151,26 @@ def test_published_inference_drops_the_backward_and_keeps_the_output_record():
     assert total(infer, "L2.list_history") == total(train, "L2.list_history")  # sparse2dense reads every step
     assert total(infer, "L1.list_history") < total(train, "L1.list_history")
     assert not any(s.phase in ("backward", "update") for s in infer.supersteps())
+
+
+@pytest.mark.parametrize("max_activity", [0.05, 0.8], ids=["caps-never-bind", "tile-cap-binds"])
+def test_published_lists_are_the_ops_lists(max_activity):
+    """The source's lists equal the op's algorithm (kernels.graphcore_snn.spike_generation), also
+    when a spread tile's cap (Kc = ceil(n / spread) < K) cuts a nearly saturated list."""
+    from kernels.graphcore_snn import spike_generation
+    net = mimdsim.Network.feedforward([50, 512, 10], max_activity=max_activity, weight_scale=30.0, seed=1)
+    net.weights[0][:] = np.abs(net.weights[0])  # excitatory: nearly every neuron fires (a saturated list)
+    rng = np.random.default_rng(2)
+    x = (rng.random((6, 3, 50)) < 0.5).astype(np.uint8)
+    y = rng.integers(0, 10, 3)
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=300), inputs=x, labels=y, schedule="published")
+    U = run.traces[0]["u"]
+    K, spread = net.capacities[1], published.spread_factor(512)
+    for t in range(6):
+        gen = spike_generation(U[t], 1.0, net.specs[0].theta2, K, spread)
+        np.testing.assert_array_equal(run.stats.kept[1][t], gen["num"][:, 0])
+        np.testing.assert_array_equal(run.stats.listed[1][t], gen["num"][:, 1])
+        spikes = (U[t] > 1.0).sum(axis=1)
+        np.testing.assert_array_equal(run.stats.dropped_spikes[1][t], spikes - gen["num"][:, 0])
+    if max_activity == 0.8:
+        assert K > -(-512 // spread) and run.stats.dropped_spikes[1].sum() > 0  # the tile cap cut, and it is counted

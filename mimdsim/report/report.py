@@ -68,6 +68,14 @@ class Report(JsonOutput):
     def samples_per_second(self) -> float:
         return self.batch_size / self.seconds_per_step
 
+    def activity_line(self) -> str:
+        """Activity per neuron layer, for a benchmark's or a user's check that the network is live."""
+        return ", ".join(f"L{ly['layer']} {100 * ly['activity']:.2f}%" for ly in self.layers[1:])
+
+    def silent_layers(self) -> list:
+        """Neuron layers that sent no spike in the step (a silent layer times nothing and trains nothing)."""
+        return [ly["layer"] for ly in self.layers[1:] if ly["spikes"] == 0]
+
     def kind_totals(self) -> dict:
         return {k: float(sum(p.get(k, 0.0) for p in self.cycles.values())) for k in self.kinds}
 

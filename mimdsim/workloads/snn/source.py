@@ -360,16 +360,28 @@ class ExecutionSource(_Source):
     def published_scan(self, vs, t):
         """The published lists as the op builds them (F4-F8: per-worker and per-tile caps, lowest
         ids, spikes then candidates; kernels.graphcore_snn.spike_generation) and its scan work."""
-        l = vs.layer
+        l, g = vs.layer, vs.geometry
         p, U = self.p[l], self.U[l][t]
-        gen = spike_generation(U, p["theta"], p["theta2"], self.capacities[l], vs.geometry["spread"])
-        num = gen["num"]
-        self.ids[l][t] = gen["ids"]
-        spk = np.count_nonzero(U > p["theta"], axis=1)
-        cand = np.count_nonzero((U > p["theta2"]) & (U <= p["theta"]), axis=1)
-        self.stats.record(l, t, num[:, 0], num[:, 1], spk - num[:, 0], cand - (num[:, 1] - num[:, 0]))
-        self._found[l] = gen["found"]
-        return {"found": gen["found"].ravel(), "scanned": gen["scanned"].ravel()}
+        K, n = self.capacities[l], self.sizes[l]
+        if K > -(-n // g["spread"]):  # a spread tile's cap (Kc < K) can cut a list: the op's own algorithm
+            gen = spike_generation(U, p["theta"], p["theta2"], K, g["spread"])
+            num = gen["num"]
+            self.ids[l][t] = gen["ids"]
+            spk = np.count_nonzero(U > p["theta"], axis=1)
+            cand = np.count_nonzero((U > p["theta2"]) & (U <= p["theta"]), axis=1)
+            self.stats.record(l, t, num[:, 0], num[:, 1], spk - num[:, 0], cand - (num[:, 1] - num[:, 0]))
+            self._found[l] = gen["found"]
+            return {"found": gen["found"].ravel(), "scanned": gen["scanned"].ravel()}
+        # no cap below K can bind (a worker finds at most its range, Kw = min(K, range); a tile's Kc = K):
+        # the list is the lowest K spikes then candidates, as the numba list builder makes it
+        B = self.B
+        cnt, drop = np.empty((B, 2), dtype=np.int64), np.empty((B, 2), dtype=np.int64)
+        flagged = np.empty((B, 1), dtype=np.int64)
+        spikes.spike_lists_per_neuron(U, p["theta"], p["theta2"], K, n, n, False, 0, self.ids[l][t], cnt, drop,
+                                      flagged)
+        self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
+        flags = np.stack([U > p["theta"], (U > p["theta2"]) & (U <= p["theta"])], axis=1)  # [B, 2, n]
+        return _scan_work_from_flags(self, vs, flags)
 
     def published_sparse2dense(self, vs, t):
         """The loss's dense outputs from every step's output list: the spike counts."""
@@ -687,6 +699,28 @@ class RateSource(_Source):
         if vs.geometry.get("source") == "own":
             return {"in_listed": self._own_list_len(vs.layer, t, 1)}
         return {"in_listed": self._input_list_len(vs.layer, t, 1)}
+
+
+def _scan_work_from_flags(source, vs, flags) -> dict:
+    """Execution-driven work of the published scan vertices (as ``spike_generation`` counts it):
+    ``found`` = min(hits in the worker's range, Kw); ``scanned`` = the range's width, or up to the
+    Kw-th hit where the worker stops."""
+    g = vs.geometry
+    bounds = np.asarray(g["bounds"])
+    widths = np.diff(bounds)
+    cap = np.asarray(g["cap"]).reshape(-1, 2, widths.size)
+    hits = np.add.reduceat(flags.view(np.uint8), bounds[:-1], axis=2, dtype=np.int64)  # [B, 2, W]
+    scanned = np.broadcast_to(widths, hits.shape).copy()
+    full = np.nonzero(hits >= cap)  # workers that stop at their cap-th hit (rare at low activity)
+    if full[0].size:
+        b, th, w = full
+        c = np.cumsum(flags[b, th, :], axis=1)  # [F, n]
+        start = bounds[w]
+        before = np.where(start > 0, c[np.arange(b.size), np.maximum(start - 1, 0)], 0)
+        scanned[full] = np.argmax(c >= (before + cap[full])[:, None], axis=1) - start + 1
+    found = np.minimum(hits, cap)
+    source._found[vs.layer] = found
+    return {"found": found.ravel(), "scanned": scanned.ravel()}
 
 
 def _scan_work(source, vs, hits) -> dict:
