@@ -445,3 +445,15 @@ def test_sample_grid_deal_equals_dealing_every_vertex():
     all_tiles, dealt = deal_vertices(np.tile(tiles, 13), every.reshape(4, -1), tile)
     np.testing.assert_array_equal(grid_tiles, all_tiles)
     np.testing.assert_array_equal(grid, dealt)
+
+
+def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
+    """popops.copy (B5's Copy of dL/dU, on the tile): the bytes a DynamicSlice vertex moves for one slice."""
+    from kernels import poplibs
+    tile = Tile()
+    e, r = np.array([96, 32]), np.array([48, 1])
+    np.testing.assert_array_equal(poplibs.copy_cycles(e, r, np.array([4, 4]), tile),
+                                  poplibs.dynamic_slice_cycles(e, r, np.array([4, 4]), np.array([1, 1]), tile))
+    t, c = CODELETS["popops.copy"].cost(np.array([3, 4]), {"elements": e, "regions": r}, {}, tile)
+    np.testing.assert_array_equal(c, poplibs.copy_cycles(e, r, np.array([4, 4]), tile))
+    assert CODELETS["popops.copy"].static and CODELETS["popops.copy"].footprint([0, 2])[1] > 0
