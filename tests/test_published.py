@@ -107,7 +107,7 @@ def test_scan_work_counts_follow_the_flags():
     src = run._source
     U = run.traces[0]["u"][-1]  # layer 1, last step
     theta, theta2 = 1.0, net.specs[0].theta2
-    gen = published.LayerGen(200, net.capacities[1], 4)
+    gen = published.LayerGen(200, net.capacities[1])
     vs = [v for s in run.program.supersteps() for v in s.compute
           if v.codelet == "gsnn.dense_to_sparse" and v.layer == 1][0]
     work = src.published_scan(vs, 4)  # recomputes step 4's lists (the same numbers)

@@ -82,8 +82,8 @@ def broadcast_spread(name, src_tiles, src_bytes, dst_tiles, group_base) -> Trans
 class LayerGen:
     """Spike generation of one layer: workers, spread tiles, their placement, capacities."""
 
-    def __init__(self, n: int, K: int, B: int):
-        self.n, self.K, self.B = n, K, B
+    def __init__(self, n: int, K: int):
+        self.n, self.K = n, K
         self.spread = spread_factor(n)
         self.workers = W = min(WORKERS_PER_TILE * self.spread, n)
         # worker w scans n // W + (n % W > w) neurons from bounds[w]; each keeps at most Kw, a tile Kc
@@ -154,7 +154,7 @@ class _Published:
         L, B = low.L, low.B
         self.layers = low.layout.layers
         self.tpc = low.system.chip.tiles
-        self.gens = [LayerGen(p.neurons, low.capacities[l], B) for l, p in enumerate(self.layers, start=1)]
+        self.gens = [LayerGen(p.neurons, low.capacities[l]) for l, p in enumerate(self.layers, start=1)]
         chips = sorted({p.chip for p in self.layers})
         self.gen_tiles = [None] * L
         for c in chips:
