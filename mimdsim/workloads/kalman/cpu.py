@@ -145,6 +145,8 @@ def trackr_cpu_estimate(tracks, planes=5, cpu_spec="i7-9750h", *, cores=None, th
 
         batch cycles = tracks x per-track port cycles + fixed (products, inverses, heap allocations)
         run = Σ rounds ceil(b_round / cores) x batch cycles / clock + parallel_overhead_s (threads > 1)
+
+    (a short last batch is costed as a full one: TRACKR ran whole batches of 500).
     """
     spec = cpu_spec if isinstance(cpu_spec, CpuSpec) else cpu(cpu_spec)
     tracks = check_int("tracks", tracks, low=1)
@@ -163,12 +165,11 @@ def trackr_cpu_estimate(tracks, planes=5, cpu_spec="i7-9750h", *, cores=None, th
         launch = 0.0
     else:
         hz = spec.clock_hz
-        full, rest = divmod(tracks, batch)
-        sizes = [batch] * full + ([rest] if rest else [])
-        compute = 0.0
-        for r in range(0, len(sizes), n_threads):  # rounds (a handful; not a loop over tracks)
-            b = sizes[r:r + n_threads]
-            compute += -(-len(b) // n_cores) * (max(b) * per_track + fixed)
+        batches = -(-tracks // batch)
+        rounds, last = divmod(batches, n_threads)  # full rounds of n_threads batches, and the rest
+        per_batch = min(batch, tracks) * per_track + fixed  # a short last batch is costed as a full one
+        compute = (rounds * -(-n_threads // n_cores) + -(-last // n_cores)) * per_batch
+        sizes = range(batches)
         launch = spec.parallel_overhead_s * hz
     cycles = empty_cycles(CPU_KINDS)
     del cycles["update"], cycles["io"]
