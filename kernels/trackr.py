@@ -26,9 +26,10 @@ and documented in docs/workloads.md §1.3b):
   (``FIELD_LOAD``); row offsets ``i*4`` cost one integer add per operand (``OFFSET``);
 * ``out`` may alias the inputs (no ``__restrict``), so coefficients are reloaded after every
   store and V_b's ``+=`` is stored on every term;
-* V_e's ``mul_4x4_4xN`` column loops ("two separate loops appears to produce the best
-  optimisation", V_e L353) are vectorised to float2 behind a runtime alias check; V_b's dense
-  ``mul`` loops are not (its ``out`` is stored inside the k-accumulation).
+* V_e's ``mul_4x4_4xN`` column loops (split in two so that each row's coefficients are fixed; the
+  source comment before them, V_e L353, says the split optimised best) are vectorised to float2
+  behind a runtime alias check; V_b's dense ``mul`` loops are not (its ``out`` is stored inside
+  the k-accumulation).
 """
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ class Call:
 
 
 def copy_rows(variant, rows, offsets=0):
-    """``copy`` of ``rows`` rows of n floats (V_b L~160: ld32, st32, brnzdec per float; V_e
+    """``copy`` of ``rows`` rows of n floats (V_b ``copy(InputFloat&, InOutFloat&, ...)``, a row loop
+    around a column loop: ld32, st32, brnzdec per float; V_e
     L200-228: float4 = 2 ld64 + 2 st64 + brnzdec per 4 floats)."""
     if variant == "scalar":
         per_row = 2 * ROW_LOAD + SIZE_LOAD + LOOP_SETUP + ROW_STEP
@@ -89,7 +91,7 @@ def copy_rows(variant, rows, offsets=0):
 
 
 def elementwise(variant):
-    """``sum``/``sub`` of two 4 x n tensors (V_b: ld, ld, f32add, st, brnzdec per float; V_e
+    """``sum``/``sub`` of two 4 x n tensors (V_b ``sum``/``sub``: ld, ld, f32add, st, brnzdec per float; V_e
     L251-311: 4 ld64, 2 f32v2add, 2 st64, brnzdec per float4)."""
     if variant == "scalar":
         per_row = 3 * ROW_LOAD + SIZE_LOAD + LOOP_SETUP + ROW_STEP
