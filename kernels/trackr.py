@@ -27,7 +27,7 @@ and documented in docs/workloads.md §1.3b):
 * ``out`` may alias the inputs (no ``__restrict``), so coefficients are reloaded after every
   store and V_b's ``+=`` is stored on every term;
 * V_e's ``mul_4x4_4xN`` column loops (split in two so that each row's coefficients are fixed; the
-  source comment before them, V_e L353, says the split optimised best) are vectorised to float2
+  source comment before them, V_e L354, says the split optimised best) are vectorised to float2
   behind a runtime alias check; V_b's dense ``mul`` loops are not (its ``out`` is stored inside
   the k-accumulation).
 """
