@@ -199,3 +199,16 @@ def test_cpu_reference_threads_and_rounds():
     assert r13.samples_per_second < r12.samples_per_second  # TRACKR's sawtooth at 13 batches
     with pytest.raises(ConfigError, match="threads=13"):
         trackr_cpu(100, threads=13)
+
+
+def test_cli_selects_the_program(capsys):
+    from mimdsim.cli import main
+    assert main(["compare", "--workload", "kalman", "--chip", "ipu-mk1", "--tiles", "2", "--resident",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "TRACKR as built" in out and "TRACKR's Eigen reference" in out
+    assert main(["compare", "--workload", "kalman", "--chip", "ipu-mk1", "--tiles", "2", "--resident",
+                 "--schedule", "fused", "--quiet"]) == 0
+    assert "register-resident" in capsys.readouterr().out
+    assert main(["compare", "--workload", "kalman", "--tracks-per-tile", "100", "--quiet"]) == 2
+    assert "multiple of 24" in capsys.readouterr().err
