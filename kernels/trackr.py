@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .codelet import register
 from .kalman import FLOAT_BYTES, RECIPROCAL, MatOp
 from .tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, Tile
 
@@ -71,7 +72,7 @@ class Call:
     text: str
     fixed: float
     per_track: float
-    part: str  # "state" (4 x n work) or "cov" (4x4 work, once per vertex)
+    part: str  # "state" (4 x n work), "cov" (4x4 work, once per vertex) or "control" (loops)
 
 
 # ------------------------------------------------------------------ helpers, per build
@@ -166,7 +167,7 @@ def program(variant: str, planes: int) -> list[Call]:
     both products, ``inverse`` and 4 rows in the two hit copies)."""
     v = variant
     hit_rows = 4 if v == "scalar" else 2  # V_e copies rows 0 and 2 only (stride 2, L128, L153)
-    calls = [Call("L119", "num_planes = p0.size()/4; loop set-ups", SIZE_LOAD + SHIFT + 2 * LOOP_SETUP, 0, "cov"),
+    calls = [Call("L119", "num_planes = p0.size()/4; loop set-ups", SIZE_LOAD + SHIFT + 2 * LOOP_SETUP, 0, "control"),
              _state("L128", "copy(p0, p)", copy_rows(v, hit_rows)),
              _cov("L131", "fast_copy(C0, C)", copy_4x4(v))]
     for _ in range(planes):
@@ -189,7 +190,7 @@ def program(variant: str, planes: int) -> list[Call]:
             _state("L160", "copy(p_filt, p_filts[i])", copy_rows(v, 4, 1)),
             _state("L163", "copy(p_filt, p)", copy_rows(v, 4)),
             _cov("L166", "fast_copy(C_filt, C)", copy_4x4(v)),
-            _cov("L135", "forward loop branch", LOOP_BRANCH),
+            Call("L135", "forward loop branch", LOOP_BRANCH, 0, "control"),
         ]
     calls += [_state("L170", "copy(p_filt, p_smooth)", copy_rows(v, 4)),
               _state("L171", "copy(p_smooth, p_smooths[P-1])", copy_rows(v, 4, 1))]
@@ -207,7 +208,7 @@ def program(variant: str, planes: int) -> list[Call]:
             _state("L188", "mul_4x4_4xN(tmp2, p_smooth, tmpN0)", mul_n),
             _state("L189", "sum(p_filt, tmpN0, p_smooth)", elementwise(v)),
             _state("L190", "copy(p_smooth, p_smooths[i])", copy_rows(v, 4, 1)),
-            _cov("L175", "backward loop branch", LOOP_BRANCH),
+            Call("L175", "backward loop branch", LOOP_BRANCH, 0, "control"),
         ]
     return calls
 
@@ -283,8 +284,6 @@ def copy_elements(tracks, planes: int, workers: int):
 def _cost(tiles, g, work, tile):  # one compute set; g["tracks"][v] tracks on tile v's six vertices
     return tiles, trackr_cycles(g["tracks"], g["planes"], tile, g["variant"])
 
-
-from .codelet import register  # noqa: E402  (after the estimator it registers)
 
 TRACKR_SCALAR = register("trackr_kalman.scalar", trackr_cycles, code_bytes=code_bytes("scalar"), cost=_cost,
                          static=True)

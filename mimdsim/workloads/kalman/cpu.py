@@ -16,6 +16,10 @@ The clock is ``turbo_clock_hz`` on one core and ``clock_hz`` (base, sustained) o
 SMT threads share a core's ports and add nothing here. Not modelled: caches (the working set
 per track is a few hundred bytes), branch mispredictions, frequency steps between base and
 turbo, compiler quality.
+
+``trackr_cpu_estimate`` models TRACKR's own CPU reference as built instead (Eigen, SSE2, lazy
+expressions re-evaluated, OpenMP over 500-track batches; docs/workloads.md §2.3): the CPU row of
+the Kalman comparison with TRACKR's program.
 """
 from __future__ import annotations
 

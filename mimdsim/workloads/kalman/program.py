@@ -330,6 +330,9 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
     tracks_run = n * batches
     notes.insert(0, f"{tracks_run:,} tracks per run ({n_tiles} tiles x {tpt} tracks x {batches} batch(es)): "
                     f"{tracks_run * system.chip.clock_hz / report.total_cycles / 1e6:,.3f} x 10^6 tracks/s")
+    if published:
+        notes.append(f"TRACKR's program as built ({tk.BUILDS[variant]}): 6 vertices per tile, the Copy programs, a "
+                     f"per-run launch of {system.chip.run_launch_cycles:,.0f} chip cycles")
     if not stream:
         notes.append("hits resident in tile memory (stream=False): no host I/O is timed, as in the TRACKR benchmark")
     report.mode = "execution" if states is not None else "analytical"
