@@ -168,7 +168,7 @@ def trackr_cpu_estimate(tracks, planes=5, cpu_spec="i7-9750h", *, cores=None, th
         compute = tracks * per_track + fixed
         launch = 0.0
     else:
-        hz = spec.clock_hz
+        hz = spec.turbo_clock_hz if n_cores == 1 else spec.clock_hz  # as §2.2: turbo on one core
         batches = -(-tracks // batch)
         rounds, last = divmod(batches, n_threads)  # full rounds of n_threads batches, and the rest
         per_batch = min(batch, tracks) * per_track + fixed  # a short last batch is costed as a full one
@@ -183,7 +183,8 @@ def trackr_cpu_estimate(tracks, planes=5, cpu_spec="i7-9750h", *, cores=None, th
     return Report(
         architecture=spec.name, platform="cpu", model=f"kalman {planes} planes, TRACKR Eigen reference as built",
         mode=f"{n_threads} thread(s) on {n_cores} core(s)", timesteps=planes, batch_size=int(tracks), clock_hz=hz,
-        cycles=cycles, steps=steps, memory={"host_bytes": int(kk.FLOAT_BYTES * tracks * planes * (4 + 4 * 3))},
+        cycles=cycles, steps=steps,  # hits p0 and the three 4P x N history matrices (L97-100)
+        memory={"host_bytes": int(kk.FLOAT_BYTES * tracks * planes * (4 + 4 * 3))},
         placement={"cores": n_cores, "threads": n_threads, "clock_hz": hz, "cycles_per_track": per_track,
                    "fixed_cycles_per_batch": fixed, "batches": len(sizes), "variant": "trackr-eigen",
                    "precision": "fp32", "bound": "compute"},
