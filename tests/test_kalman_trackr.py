@@ -168,6 +168,13 @@ def test_published_errors_name_the_limit_and_fix():
     kalman(100, 5, "ipu-mk1", tiles=2, variant="scalar")  # V_b had no float4 requirement
 
 
+def test_trackr_tensors_run_out_of_tile_memory_first():
+    from mimdsim.errors import OutOfTileMemory
+    with pytest.raises(OutOfTileMemory, match=r"tracks_per_tile \(\d+ fit on a tile\), use schedule='fused'"):
+        kalman(480, 5, "ipu-mk1", tiles=2, variant="scalar")
+    kalman(480, 5, "ipu-mk1", tiles=2, variant="scalar", schedule="fused")  # the register-resident plan fits
+
+
 def test_register_resident_variant_is_faster_than_as_built():
     built = kalman(408, 5, "ipu-mk1", tiles=2, stream=False)
     tuned = kalman(408, 5, "ipu-mk1", tiles=2, stream=False, schedule="fused")

@@ -307,8 +307,10 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         ok = sum(plan(counts).values()) <= limit
         fit = int(counts[ok].max()) if ok.any() else 0
         raise OutOfTileMemory(fullest, int(used[fullest]), int(limit), {k: int(v[fullest]) for k, v in mem.items()},
-                              f"Lower tracks_per_tile ({fit} fit on a tile), use variant='vectorised' or "
-                              f"covariance='shared', or a chip with more SRAM per tile.")
+                              f"Lower tracks_per_tile ({fit} fit on a tile), " +
+                              ("use schedule='fused' (the register-resident codelet keeps fewer tensors), "
+                               if published else "use variant='vectorised' or covariance='shared', ") +
+                              "or a chip with more SRAM per tile.")
 
     # numerics
     states = covs = None
