@@ -116,7 +116,8 @@ SETTINGS: tuple[Setting, ...] = (
             choices=("adam", "sgd"), commands=("simulate", "compare")),
     Setting("run.schedule", "--schedule", "str", None,
             "the program: SNN 'published' (the study's op as built; the default for its sparse LIF) or 'fused' "
-            "(hand-fused supersteps; the default otherwise); kalman 'fused' (default) or 'per-op'",
+            "(hand-fused supersteps; the default otherwise); kalman 'published' (TRACKR's codelet as built; default), "
+            "'fused' (register-resident) or 'per-op'",
             choices=("published", "fused", "per-op"), commands=("simulate", "compare")),
     Setting("workload.resident", "--resident", "bool", False,
             "kalman, mlp: data stay in tile (device) memory; no host I/O is timed", commands=("compare",)),

@@ -92,7 +92,8 @@ CASES = {
     "zoo_execute": _zoo,
     "fp16_execute": _fp16,
     "dense_execute": _dense,
-    "kalman_vectorised": _cli("compare", "--workload", "kalman"),
+    "kalman_vectorised": _cli("compare", "--workload", "kalman"),  # TRACKR's program as built (the default)
+    "kalman_register_resident": _cli("compare", "--workload", "kalman", "--schedule", "fused"),
     "kalman_scalar_per_op": _cli("compare", "--workload", "kalman", "--variant", "scalar", "--schedule", "per-op",
                                  "--tracks-per-tile", "100", "--chip", "ipu-mk1", "--tiles", "64"),
     "mlp": _cli("compare", "--workload", "mlp", "--batch", "480"),

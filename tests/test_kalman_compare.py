@@ -80,8 +80,8 @@ def test_cpu_errors():
 
 
 def test_compare_kalman_same_tracks_everywhere():
-    c = compare_kalman(100, 5, mimdsim.chip("ipu-mk1", tiles=8), "a100-40gb", "i7-9750h", stream=False)
-    n = 8 * 100
+    c = compare_kalman(96, 5, mimdsim.chip("ipu-mk1", tiles=8), "a100-40gb", "i7-9750h", stream=False)
+    n = 8 * 96
     assert c.mimd.batch_size == n and all(r.batch_size == n for r in c.gpu.values()) and c.cpu.batch_size == n
     assert set(c.gpu) == {"fused", "per-op"}
     assert c.speedup["fused"] == pytest.approx(c.mimd.samples_per_second / c.gpu["fused"].samples_per_second)
@@ -111,10 +111,10 @@ def test_cli_compare_workload_kalman(tmp_path, capsys):
 
 def test_experiment_file_runs_a_workload(tmp_path, capsys):
     p = tmp_path / "k.toml"
-    p.write_text('[chip]\npreset = "ipu-mk2"\ntiles = 4\n[workload]\nname = "kalman"\ntracks_per_tile = 50\n'
+    p.write_text('[chip]\npreset = "ipu-mk2"\ntiles = 4\n[workload]\nname = "kalman"\ntracks_per_tile = 48\n'
                  'resident = true\ncpu = "none"\n')
     assert main(["run", str(p)]) == 0
-    assert "200 tracks per run" in capsys.readouterr().out
+    assert "192 tracks per run" in capsys.readouterr().out
 
 
 def test_settings_choices_match_the_codelets():

@@ -130,25 +130,26 @@ def test_fit_recovers_the_truth_within_its_covariance():
 
 def test_workload_returns_the_codelet_fit_for_every_tile():
     hits, _ = synthetic_tracks(6 * 7, 5, None, 0.1, seed=7)
-    run = kalman(7, 5, mimdsim.chip("ipu-mk2", tiles=6), hits=hits, stream=False, dtype=np.float64)
+    run = kalman(7, 5, mimdsim.chip("ipu-mk2", tiles=6), hits=hits, stream=False, dtype=np.float64,
+                 schedule="fused")
     ps, Cs, _, _ = reference_kf(hits, np.arange(5.0), 0.01)
     assert run.report.mode == "execution" and run.states.shape == (42, 5, 4)
     np.testing.assert_allclose(run.states, ps, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(run.covariances, Cs, rtol=1e-9, atol=1e-15)
     np.testing.assert_array_equal(run.tracks_on_tile, [7] * 6)
     # per-track covariance mode: the same numbers, covariances per track
-    pt = kalman(7, 5, mimdsim.chip("ipu-mk2", tiles=6), hits=hits, covariance="per-track", stream=False,
+    pt = kalman(7, 5, mimdsim.chip("ipu-mk2", tiles=6), hits=hits, covariance="per-track", stream=False, schedule="fused",
                 dtype=np.float64)
     np.testing.assert_allclose(pt.states, ps, rtol=1e-9, atol=1e-12)
 
 
 def test_execute_generates_tracks_and_fits_them():
-    run = kalman(5, 4, mimdsim.chip("ipu-mk1", tiles=3), execute=True, seed=3, sigma=0.05)
+    run = kalman(5, 4, mimdsim.chip("ipu-mk1", tiles=3), execute=True, seed=3, sigma=0.05, schedule="fused")
     assert run.hits.shape == (15, 4, 2) and run.states.shape == (15, 4, 4)
     ps, _, _, _ = reference_kf(run.hits, np.arange(4.0), 0.05 ** 2)
     np.testing.assert_allclose(run.states, ps, rtol=1e-4, atol=1e-5)
     # fewer hits than tiles x tracks_per_tile: the last tiles hold fewer tracks
     hits, _ = synthetic_tracks(10, 5, seed=1)
-    r = kalman(4, 5, mimdsim.chip("ipu-mk2", tiles=4), hits=hits, stream=False)
+    r = kalman(4, 5, mimdsim.chip("ipu-mk2", tiles=4), hits=hits, stream=False, schedule="fused")
     np.testing.assert_array_equal(r.tracks_on_tile, [4, 4, 2, 0])
     assert r.report.placement["tiles"] == 3

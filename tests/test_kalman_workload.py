@@ -13,7 +13,7 @@ NO_LAUNCH = dict(run_launch_s=0.0)
 def test_resident_run_by_hand():
     # one superstep (fit) + sync, plus the launch: 408 tracks/tile, vectorised, shared covariance
     c = mimdsim.chip("ipu-mk1")
-    r = kalman(408, 5, c, tiles=2, stream=False).report
+    r = kalman(408, 5, c, tiles=2, stream=False, schedule="fused").report
     fit = 6 * (8 + 388 + 68 * 110) + 11
     launch = 192e-6 * 1.6e9
     assert r.steps["fit"]["compute"] == fit and r.steps["fit"]["sync"] == 126
@@ -27,7 +27,7 @@ def test_resident_run_by_hand():
 
 def test_streamed_run_by_hand():
     c = mimdsim.chip("ipu-mk2")
-    r = kalman(100, 5, c, tiles=4).report
+    r = kalman(100, 5, c, tiles=4, schedule="fused").report
     # io.hits: each tile receives 100 x 5 x 2 x 4 B = 4000 B at 4 B/cycle; the host link carries 16,000 B
     hz = c.clock_hz
     host_in = 16000 / (c.host_bytes_per_second / hz) + 1.5e-6 * hz
@@ -79,7 +79,7 @@ def test_many_tiny_supersteps_are_sync_bound_and_the_report_says_so():
     assert tiny.placement["bound"] == "sync"
     assert any(n.startswith("sync-bound") for n in tiny.notes)
     # the same work fused into one codelet is compute-bound and faster
-    fused = kalman(1, 5, c, stream=False, batches=50).report
+    fused = kalman(1, 5, c, stream=False, batches=50, schedule="fused").report
     assert fused.placement["bound"] == "compute" and fused.placement["supersteps_per_run"] == 50
     assert fused.samples_per_second > 3 * tiny.samples_per_second
     # per-op steps by name, smoother supersteps in the backward phase
@@ -94,31 +94,32 @@ def test_per_op_with_many_tracks_is_compute_bound():
 
 
 def test_batches_amortise_the_launch():
-    one = kalman(100, 5, "ipu-mk1", stream=False)
-    many = kalman(100, 5, "ipu-mk1", stream=False, batches=20)
+    one = kalman(100, 5, "ipu-mk1", stream=False, schedule="fused")
+    many = kalman(100, 5, "ipu-mk1", stream=False, batches=20, schedule="fused")
     assert many.report.batch_size == 20 * one.report.batch_size
     assert many.tracks_per_second > 5 * one.tracks_per_second
     assert many.report.steps["launch"]["count"] == 1 and many.report.steps["fit"]["count"] == 20
 
 
 def test_multi_chip_system_uses_global_sync():
-    r = kalman(100, 5, mimdsim.system("ipu-mk2", chips=2), stream=False).report
+    r = kalman(100, 5, mimdsim.system("ipu-mk2", chips=2), stream=False, schedule="fused").report
     assert r.steps["fit"]["sync"] == 600 and r.placement["chips"] == 2 and r.batch_size == 2 * 1472 * 100
 
 
 def test_per_track_covariance_costs_more_and_takes_per_hit_sigma():
-    shared = kalman(100, 5, "ipu-mk2", stream=False)
-    per = kalman(100, 5, "ipu-mk2", stream=False, covariance="per-track")
+    shared = kalman(100, 5, "ipu-mk2", stream=False, schedule="fused")
+    per = kalman(100, 5, "ipu-mk2", stream=False, covariance="per-track", schedule="fused")
     assert per.tracks_per_second < shared.tracks_per_second
     hits, _ = synthetic_tracks(20, 5, seed=0)
     sig = np.full((20, 5, 2), 0.1)
-    r = kalman(10, 5, mimdsim.chip("ipu-mk2", tiles=2), hits=hits, sigma=sig, covariance="per-track")
+    r = kalman(10, 5, mimdsim.chip("ipu-mk2", tiles=2), hits=hits, sigma=sig, covariance="per-track",
+               schedule="fused")
     assert r.report.memory["fullest_tile_by_category"]["hit_variances"] == 10 * 5 * 2 * 4
     assert r.covariances.shape == (20, 5, 4, 4)
 
 
 def test_report_json_and_memory():
-    r = kalman(408, 5, "ipu-mk1").report
+    r = kalman(408, 5, "ipu-mk1", schedule="fused").report
     d = r.to_dict()
     assert d["platform"] == "mimd" and d["samples_per_second"] > 0
     assert set(d["cycles"]) >= {"compute", "exchange", "sync", "host", "total"}
@@ -131,12 +132,12 @@ def test_report_json_and_memory():
 
 def test_out_of_tile_memory_names_the_fit():
     with pytest.raises(OutOfTileMemory, match=r"tile 0 needs .* fit on a tile") as e:
-        kalman(1200, 5, "ipu-mk1", variant="scalar", covariance="per-track")
+        kalman(1200, 5, "ipu-mk1", variant="scalar", covariance="per-track", schedule="fused")
     assert "covariances" in e.value.breakdown and e.value.limit == 262144
     fits = int(str(e.value).split("tracks_per_tile (")[1].split(" fit")[0])
-    kalman(fits, 5, "ipu-mk1", variant="scalar", covariance="per-track")  # the suggestion fits
+    kalman(fits, 5, "ipu-mk1", variant="scalar", covariance="per-track", schedule="fused")  # the suggestion fits
     with pytest.raises(OutOfTileMemory):
-        kalman(fits + 1, 5, "ipu-mk1", variant="scalar", covariance="per-track")
+        kalman(fits + 1, 5, "ipu-mk1", variant="scalar", covariance="per-track", schedule="fused")
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -188,5 +189,5 @@ def test_chip_run_launch_is_a_validated_chip_parameter():
     assert mimdsim.chip("ipu-mk2").run_launch_cycles == pytest.approx(192e-6 * mimdsim.chip("ipu-mk2").clock_hz)
     with pytest.raises(ConfigError, match=r"run_launch_s=-1 must be a finite number of seconds >= 0"):
         mimdsim.chip("ipu-mk2", run_launch_s=-1)
-    fast = kalman(408, 5, mimdsim.chip("ipu-mk1", run_launch_s=0.0), tiles=2, stream=False)
+    fast = kalman(408, 5, mimdsim.chip("ipu-mk1", run_launch_s=0.0), tiles=2, stream=False, schedule="fused")
     assert fast.report.steps["launch"]["host"] == 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 from kernels.amp import AMP_UTILISATION
 
 from ..report.comparison import Comparison
-from .kalman.cpu import kalman_estimate as cpu_kalman
+from .kalman.cpu import kalman_estimate as cpu_kalman, trackr_cpu_estimate as trackr_cpu
 from .kalman.gpu import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman
 from .kalman.program import kalman
 from .mlp.gpu import mlp_estimate as gpu_mlp
@@ -23,14 +23,19 @@ def compare_kalman(tracks_per_tile=408, planes=5, chip="ipu-mk2", gpu="a100-40gb
                    strategies=KALMAN_STRATEGIES, cpu_cores=None, variant="vectorised", covariance="shared",
                    stream=True, **kalman_kw) -> Comparison:
     """Kalman fit on ``chip`` (see :func:`mimdsim.workloads.kalman`), and the same tracks per run on
-    ``gpu`` under each strategy and on ``cpu`` (None to skip)."""
+    ``gpu`` under each strategy and on ``cpu`` (None to skip). With TRACKR's program (schedule
+    "published", the default) the CPU row is TRACKR's Eigen reference as built; otherwise the
+    idealised CPU model of the same counts. The GPU rows use the register-resident counts."""
     run = kalman(tracks_per_tile, planes, chip, variant=variant, covariance=covariance, stream=stream, **kalman_kw)
     n, N = run.report.batch_size, run.report.timesteps
     strategies = [strategies] if isinstance(strategies, str) else list(strategies)
     others = {s: gpu_kalman(n, N, gpu, variant=variant, covariance=covariance, strategy=s, stream=stream)
               for s in strategies}
     if cpu is not None:
-        others["cpu"] = cpu_kalman(n, N, cpu, variant=variant, covariance=covariance, cores=cpu_cores)
+        if kalman_kw.get("schedule", "published") == "published":
+            others["cpu"] = trackr_cpu(n, N, cpu, cores=cpu_cores)
+        else:
+            others["cpu"] = cpu_kalman(n, N, cpu, variant=variant, covariance=covariance, cores=cpu_cores)
     return Comparison(run.report, others, unit="tracks/s", workload="kalman")
 
 

@@ -1,14 +1,24 @@
 """Kalman-filter track fitting compiled onto a MIMD chip (``reference/algorithms.md`` §4).
 
-Tracks are dealt to tiles in contiguous blocks of ``tracks_per_tile`` and, on each tile, to
-its workers in balanced blocks; each worker fits its own tracks from tile memory (codelet
-``kalman_fit``, ``kernels/kalman.py``). One run of the program is::
+Tracks are dealt to tiles in contiguous blocks of ``tracks_per_tile``. Three programs
+(``schedule``):
 
-    launch                     once per run: the chip's run_launch_s (host kind)
+* ``published`` (default) TRACKR's program as built (``kernels/trackr.py``; KalmanFilterIPU.cpp
+  @cf6ca48): six ``KalmanFilter`` vertices per tile, one per worker, worker 0 taking the
+  remainder; the timed program runs the on-tile Copy programs of the hits and constants
+  (L345-350) and then the compute set (L392); the launch is TRACKR's per-run fixed time in
+  chip cycles (``TRACKR_LAUNCH_CYCLES``), so it scales with the clock;
+* ``fused`` the register-resident filter (``kalman_fit``, ``kernels/kalman.py``): what a tuned
+  codelet could reach, tracks in balanced blocks per worker;
+* ``per-op`` one superstep per matrix operation of the register-resident filter.
+
+One run::
+
+    launch                     once per run (host kind)
     repeat batches:
       io.hits    (stream=True)  host -> every tile: its tracks' hits, N x 2 floats per track
-      fit                       kalman_fit on every tile (schedule "fused": one superstep), or one
-                                superstep per matrix operation (schedule "per-op": many tiny ones)
+      copies     (published)    popops.copy: TRACKR's Copy programs, constants -> variables
+      fit                       the fit on every tile (one superstep; per-op: one per operation)
       io.states  (stream=True)  every tile -> host: smoothed states N x 4 floats per track, and
                                 the fitted covariances (per track, or once per tile when shared)
 
@@ -18,14 +28,19 @@ it), as in the TRACKR benchmark that ``docs/validation.md`` compares with. Track
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from kernels import kalman as kk
+from kernels import trackr as tk
 from kernels.tile import Tile
 
-from ...arch import as_system
+from kernels.poplibs import copy_cycles
+from kernels.tile import VERTEX_RUN_INSTRUCTIONS
+
+from ...arch import as_system, chip as chip_preset
 from ...compiler.transfers import host_stream
 from ...engine import run_program
 from ...errors import ConfigError, OutOfTileMemory
@@ -34,7 +49,7 @@ from ...report import Report
 from ...report.bottleneck import bottleneck_notes
 from ...validate import check_choice, check_int, check_number, check_positive_array
 
-SCHEDULES = ("fused", "per-op")
+SCHEDULES = ("published", "fused", "per-op")
 HIT_FLOATS = 2  # (x, y) per plane
 OUT_STATE_FLOATS = 4  # (x, y, tx, ty) per plane
 OUT_COV_FLOATS = {"scalar": 10, "vectorised": 6}  # unique entries of the symmetric covariance sent
@@ -172,17 +187,47 @@ def synthetic_tracks(tracks, planes=5, z=None, sigma=DEFAULT_SIGMA, theta0=0.0, 
 # ------------------------------------------------------------------ the workload
 
 
+# TRACKR's per-run fixed time: the intercept of its warm 6-worker MK1 runs (100/200/400 tracks per
+# tile at 2 tiles: 349.7, 505.2, 822.7 us; per-tile fit 190.8 us + 1.5786 us x tracks, docs/as-built/
+# trackr.md §1.6) in MK1 cycles (1.6 GHz, reference/hardware.md). What the published program
+# counts itself at no tracks (the vertices' covariance work, the Copy programs, two syncs) is
+# taken out, so that work is counted once, where TRACKR does it (docs/workloads.md §1.6).
+TRACKR_INTERCEPT_S = 190.8e-6
+MK1_CLOCK_HZ = 1.6e9
+
+
+def trackr_launch_cycles(planes: int = DEFAULT_PLANES) -> float:
+    """Chip cycles of one TRACKR run outside its compute and copies: ``engine.run``'s start, the
+    host syncs and control code, measured as the MK1 intercept less the scalar build's counted
+    fixed cycles (``kernels/trackr.py``) at the benchmark's 5 planes."""
+    tile = Tile()  # the MK1 tile: 6 workers, 11-cycle compute-set launch
+    fixed_fit = tile.workers * (VERTEX_RUN_INSTRUCTIONS + tk.vertex_instructions("scalar", planes)[0]) + \
+        tile.vertex_launch_cycles
+    consts, regions = tk.copy_elements(np.array([tile.workers]), planes, tile.workers)  # constants only:
+    consts = consts - tile.workers * 4 * planes  # the hits' share is per track
+    fixed_copy = float(copy_cycles(consts, regions, kk.FLOAT_BYTES, tile)[0])
+    sync = chip_preset("ipu-mk1").sync_cycles
+    launch = TRACKR_INTERCEPT_S * MK1_CLOCK_HZ - fixed_fit - fixed_copy - 2 * sync  # copies, fit: 2 syncs
+    if launch <= 0:
+        raise ValueError(f"the counted fixed work ({fixed_fit + fixed_copy:.0f} cycles) exceeds TRACKR's intercept")
+    return launch
+
+
 def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, variant="vectorised",
-           covariance="shared", schedule="fused", stream=True, batches=1, hits=None, execute=False,
+           covariance="shared", schedule="published", stream=True, batches=1, hits=None, execute=False,
            sigma=DEFAULT_SIGMA, z=None, prior_var=DEFAULT_PRIOR_VAR, theta0=0.0, seed=0,
-           dtype=np.float32) -> KalmanRun:
+           dtype=np.float32, launch_cycles=None) -> KalmanRun:
     """Fit tracks with a Kalman filter on ``chip`` (a preset name, ChipSpec or SystemSpec).
 
     ``tracks_per_tile`` tracks on each of ``tiles`` tiles (default: every tile of the system) and
     ``planes`` planes (default 5, or the planes of ``hits``);
     ``variant`` "scalar" or "vectorised" code; ``covariance`` "shared" (one covariance pass per
-    worker, TRACKR's algorithm) or "per-track"; ``schedule`` "fused" (one codelet) or "per-op"
-    (one superstep per matrix operation); ``stream`` hits in and results out over the host link;
+    worker, TRACKR's algorithm) or "per-track"; ``schedule`` "published" (TRACKR's codelet and
+    program as built: variant "scalar" is its dense threaded build V_b, "vectorised" its float4,
+    zero-pruned build V_e; shared covariance only), "fused" (the register-resident codelet) or
+    "per-op" (one superstep per matrix operation); ``launch_cycles`` the per-run launch in chip
+    cycles (default: TRACKR's, ``trackr_launch_cycles()``, for "published"; the chip's
+    ``run_launch_s`` otherwise); ``stream`` hits in and results out over the host link;
     ``batches`` batches per run (the launch is paid once per run). With ``hits [tracks, planes, 2]``
     (or ``execute=True``: synthetic tracks) the fit runs numerically and its states and
     covariances are returned; timing is the same either way. ``sigma`` hit resolution (number,
@@ -192,6 +237,18 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
     system = as_system(chip)
     check_variant(variant, covariance)
     check_choice("schedule", schedule, SCHEDULES)
+    published = schedule == "published"
+    if published and covariance != "shared":
+        raise ConfigError(f"covariance={covariance!r}: TRACKR's codelet (schedule='published') computes the "
+                          f"covariance once per vertex only; pass covariance='shared', or schedule='fused' for "
+                          f"a per-track covariance")
+    if launch_cycles is None and published:
+        launch_cycles = trackr_launch_cycles()
+    if launch_cycles is not None:
+        launch_cycles = float(check_number("launch_cycles", launch_cycles, low=0,
+                                           fix="give the per-run launch in chip cycles (0: none)"))
+        c = system.chip
+        system = dataclasses.replace(system, chip=c.replace(run_launch_s=launch_cycles / c.clock_hz))
     batches = check_int("batches", batches, low=1, fix="pass batches=1 or more (batches per run)")
     n_tiles = system.check_tiles(tiles)
     h = None
@@ -224,20 +281,36 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
     tracks_on_tile = np.zeros(system.tiles, dtype=np.int64)
     tracks_on_tile[:n_tiles] = np.clip(n - np.arange(n_tiles) * tpt, 0, tpt)
     tile = Tile.of(system.chip)
+    if published and variant == "vectorised":
+        step = 4 * tile.workers
+        bad = tracks_on_tile[(tracks_on_tile % step != 0)]
+        if bad.size:
+            raise ConfigError(f"{int(bad[0])} tracks on a tile: TRACKR's float4 codelet needs a multiple of "
+                              f"{step} (4 per worker x {tile.workers} workers; KalmanFilterIPU.cpp L50-69); pass "
+                              f"tracks_per_tile={max(step, int(bad[0]) // step * step)}, or variant='scalar' or "
+                              f"schedule='fused'")
 
     # memory plan
     n_ops = sum(1 for _ in kk.op_schedule(planes, variant)) if schedule == "per-op" else 1
-    mem = kk.tile_bytes(tracks_on_tile, planes, tile.workers, variant, covariance, per_hit, ops_vertices=n_ops)
+
+    def plan(tracks):
+        if published:
+            return tk.tile_bytes(tracks, planes, tile.workers, variant)
+        return kk.tile_bytes(tracks, planes, tile.workers, variant, covariance, per_hit, ops_vertices=n_ops)
+
+    mem = plan(tracks_on_tile)
     used = sum(mem.values())
     limit = system.chip.sram_per_tile
     fullest = int(np.argmax(used))
     if used[fullest] > limit:
         counts = np.arange(1, tracks_on_tile[fullest] + 1)
-        ok = sum(kk.tile_bytes(counts, planes, tile.workers, variant, covariance, per_hit, n_ops).values()) <= limit
+        ok = sum(plan(counts).values()) <= limit
         fit = int(counts[ok].max()) if ok.any() else 0
         raise OutOfTileMemory(fullest, int(used[fullest]), int(limit), {k: int(v[fullest]) for k, v in mem.items()},
-                              f"Lower tracks_per_tile ({fit} fit on a tile), use variant='vectorised' or "
-                              f"covariance='shared', or a chip with more SRAM per tile.")
+                              f"Lower tracks_per_tile ({fit} fit on a tile), " +
+                              ("use schedule='fused' (the register-resident codelet keeps fewer tensors), "
+                               if published else "use variant='vectorised' or covariance='shared', ") +
+                              "or a chip with more SRAM per tile.")
 
     # numerics
     states = covs = None
@@ -248,7 +321,8 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         states = fit["states"]
         covs = np.broadcast_to(fit["covariances"], (n,) + fit["covariances"].shape[1:])
 
-    model = f"kalman {planes} planes, {variant}, {covariance} covariance" + (", per-op" if schedule == "per-op" else "")
+    model = f"kalman {planes} planes, {variant}, {covariance} covariance" + \
+        {"published": ", TRACKR as built", "fused": ", register-resident", "per-op": ", per-op"}[schedule]
     program = lower(system, tracks_on_tile, planes, mem, model=model, variant=variant, covariance=covariance,
                     schedule=schedule, stream=stream, batches=batches, per_hit=per_hit)
     report = run_program(program)  # every cost is static: no work source
@@ -258,6 +332,9 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
     tracks_run = n * batches
     notes.insert(0, f"{tracks_run:,} tracks per run ({n_tiles} tiles x {tpt} tracks x {batches} batch(es)): "
                     f"{tracks_run * system.chip.clock_hz / report.total_cycles / 1e6:,.3f} x 10^6 tracks/s")
+    if published:
+        notes.append(f"TRACKR's program as built ({tk.BUILDS[variant]}): 6 vertices per tile, the Copy programs, a "
+                     f"per-run launch of {system.chip.run_launch_cycles:,.0f} chip cycles")
     if not stream:
         notes.append("hits resident in tile memory (stream=False): no host I/O is timed, as in the TRACKR benchmark")
     report.mode = "execution" if states is not None else "analytical"
@@ -283,7 +360,14 @@ def lower(system, tracks_on_tile, planes, mem, *, model, variant, covariance, sc
     if stream:
         hit_bytes = tracks_on_tile * f * planes * HIT_FLOATS * (2 if per_hit else 1)
         body.append(Superstep("io.hits", "io", (), (host_stream("hits", tiles_idx, hit_bytes),), sync))
-    if schedule == "fused":
+    if schedule == "published":  # KalmanFilterIPU.cpp: Copy programs (L345-350), then Execute (L392)
+        elements, regions = tk.copy_elements(tracks_on_tile, planes, Tile.of(system.chip).workers)
+        busy = np.flatnonzero(tracks_on_tile)
+        copies = VertexSet("popops.copy", None, busy, {"elements": elements[busy], "regions": regions[busy]})
+        body.append(Superstep("copies", "forward", (copies,), (), sync))
+        body.append(Superstep("fit", "forward", (VertexSet(f"trackr_kalman.{variant}", None, tiles_idx, geometry),),
+                              (), sync))
+    elif schedule == "fused":
         body.append(Superstep("fit", "forward", (VertexSet(f"kalman_fit.{variant}", None, tiles_idx, geometry),),
                               (), sync))
     else:
