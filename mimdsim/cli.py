@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
     sub.add_parser("chips", help="list chip presets with their key figures").set_defaults(func=cmd_chips)
     sub.add_parser("gpus", help="list GPU presets with their key figures").set_defaults(func=cmd_gpus)
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = argparse.HelpFormatter  # each flag states its default once (settings.help_text)
     s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt)
     add_arguments(s, "simulate")
     s.set_defaults(func=cmd_simulate)
