@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from .errors import ConfigError, MimdsimError
+from .errors import ConfigError, DoesNotFit, MimdsimError
 from .settings import FILE_KEYS, check_value
 from .validate import check_host_bytes, did_you_mean
 
@@ -131,12 +131,13 @@ def check_steps_fit(T: int, B: int, input_capacity: int, system, *, training: bo
     input spike list of every (timestep, sample), at least ``T x B x K_in x 2 B`` on a layer-1 tile."""
     check_host_bytes(f"the per-(timestep, sample) arrays of T={T:,} x B={B:,}", 64.0 * T * B,
                      fix="lower --timesteps or --batch")
-    need, limit = 2.0 * T * B * input_capacity, system.chip.sram_per_tile
+    need, limit = int(2 * T * B * input_capacity), system.chip.sram_per_tile
     if training and need > limit:
-        raise ConfigError(f"timesteps x batch = {T:,} x {B:,}: the input spike-list history that BPTT keeps needs at "
-                          f"least {need:,.0f} B on a layer-1 tile (T x B x input capacity {input_capacity} x 2 B), but "
-                          f"a tile has {limit:,} B of SRAM; lower --timesteps or --batch (or --input-capacity), or "
-                          f"simulate --inference")
+        from .errors import OutOfTileMemory
+        raise OutOfTileMemory(1, need, limit, {"L1.input_list_history (at least)": need},
+                              f"BPTT keeps the input spike list of every (timestep, sample) on each layer-1 tile: "
+                              f"T={T:,} x B={B:,} x input capacity {input_capacity} x 2 B; lower --timesteps or "
+                              f"--batch (or --input-capacity), or simulate --inference")
 
 
 def build_run(values: dict):

@@ -213,7 +213,7 @@ BOUNDS: dict[str, tuple] = {
     "run.input_activity": (0, 1, False, "a fraction of the input neurons"),
     "run.seed": (0, None, False, "numpy seeds are non-negative"),
     "run.neurons_per_tile": (1, None, False, "2 or more uses the float2 SIMD lanes"),
-    "chip.tiles": (1, 2**20, False, "per-tile arrays are simulated for every tile (a GC200 has 1472)"),
+    "chip.tiles": (1, 2**20, False, "every tile is simulated; a GC200 has 1472"),
     "chip.chips": (1, None, False, "a system has at least one chip"),
     "workload.tracks_per_tile": (1, None, False, "each tile fits at least one track"),
     "workload.planes": (1, None, False, "a track crosses at least one detector plane"),
@@ -341,21 +341,25 @@ def _field_value(text):
     return key.strip(), (int(num) if num == int(num) and "." not in value and "e" not in value.lower() else num)
 
 
-def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple = ()) -> None:
+def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple = (), *,
+                  overrides: bool = False) -> None:
     """Add the flags of every setting that ``command`` takes; a setting whose ``group`` is one
     of ``groups`` goes into that help section (sections in the order of ``groups``).
 
+    ``overrides=True`` (``mimdsim run FILE``) adds the flag of every experiment-file key, with no
+    default: only the flags given appear in the parsed arguments, and they override the file.
     A ``bool`` flag gets ``--flag``/``--no-flag``, except one whose name is already a negation
     (``--no-gpu``): that one is a plain switch."""
     sections = {title: parser.add_argument_group(title) for title in groups}
     for s in SETTINGS:
-        if command not in s.commands:
+        if (not s.in_files or s.kind == "table") if overrides else command not in s.commands:
             continue
-        kw: dict[str, Any] = {"dest": s.dest, "help": help_text(s), "default": s.default}
+        kw: dict[str, Any] = {"dest": s.dest, "help": help_text(s, show_default=not overrides),
+                              "default": argparse.SUPPRESS if overrides else s.default}
         if s.kind == "bool":
             kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
         elif s.kind == "table":
-            kw.update(type=_field_value, action="append", metavar="FIELD=VALUE", default=None)
+            kw.update(type=_field_value, action="append", metavar="FIELD=VALUE")
         else:
             kw["type"] = _bounded(s, {"int": _int, "float": _float, "str": str, "int_list": _int_list,
                                       "size_list": _size_list, "fraction_list": _fraction_list,
@@ -390,7 +394,7 @@ def _float(text):
     return v
 
 
-def help_text(s: Setting) -> str:
+def help_text(s: Setting, show_default: bool = True) -> str:
     """The flag's help line: its meaning, its format, its default once (not when the help
     already says it, nor for an unset or off default)."""
     text, d = s.help, s.default
@@ -399,7 +403,7 @@ def help_text(s: Setting) -> str:
         fmt = "comma-separated" if isinstance(d, list) else fmt.format(example="512,512")
         cut = text.find(" (default")
         text = f"{text} ({fmt})" if cut < 0 else f"{text[:cut]} ({fmt}){text[cut:]}"
-    if d is not None and d is not False and "default" not in s.help:
+    if show_default and d is not None and d is not False and "default" not in s.help:
         shown = ",".join(map(str, d)) if isinstance(d, list) else ("on" if d is True else d)
         text += f" (default: {shown})"
     return text

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence, Union
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, DoesNotFit
 
 Fix = Union[str, Callable[[], str]]
 
@@ -144,6 +144,6 @@ def check_host_bytes(what: str, nbytes: float, *, share: float = 0.5, fix: Fix =
     limit = share * host_memory_bytes()
     if nbytes > limit:
         fix = fix() if callable(fix) else fix
-        raise ConfigError(f"{what} would take {nbytes / 2**30:,.1f} GiB of this machine's memory; the limit is "
+        raise DoesNotFit(f"{what} would take {nbytes / 2**30:,.1f} GiB of this machine's memory; the limit is "
                           f"{limit / 2**30:,.1f} GiB ({100 * share:.0f}% of {host_memory_bytes() / 2**30:,.1f} GiB)"
                           + (f"; {fix}" if fix else ""))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import ConfigError
+from ...errors import ConfigError, DoesNotFit
 from ...validate import check_int
 
 NEURONS_PER_TILE_FIX = "2 or more uses the float2 SIMD lanes"
@@ -162,7 +162,7 @@ def check_layers_fit(sizes, system, *, training: bool = True, optimizer: str = "
         if need > usable:
             what = "weights" + (" with their gradient" + (" and Adam moments" if optimizer == "adam" else "")
                                 if training else "")
-            raise ConfigError(
+            raise DoesNotFit(
                 f"layer {l} ({sizes[l - 1]} -> {sizes[l]} neurons) needs at least {need / 2**20:,.0f} MiB of SRAM for "
                 f"its {what}, but one {chip.name} chip has {usable / 2**20:,.0f} MiB ({chip.tiles} tiles x "
                 f"{chip.sram_per_tile:,} B) and a layer lives on one chip; make the layer narrower (--layers) or give "
