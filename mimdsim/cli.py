@@ -270,6 +270,9 @@ def main(argv=None) -> int:
         return 0
     INTERRUPTED.clear()
     STDOUT_CLOSED.clear()
+    import warnings
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line_warning
     try:
         if args.command == "train":
             _check_train_outputs(args)
@@ -287,6 +290,16 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into a pager or `head` that closed early
         _stdout_to_devnull()
         return 0
+    finally:
+        warnings.showwarning = shown
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning on the command line: one line in its terms, not the source line that raised it."""
+    try:
+        print(f"mimdsim: warning: {cli_terms(str(message))}", file=file or sys.stderr)
+    except (OSError, ValueError):
+        pass
 
 
 # Python argument names in messages that reach the command line, and the flags that set them.
@@ -295,7 +308,8 @@ CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", 
              "candidate_activity": "--candidate-activity", "activity": "--activity", "timesteps": "--timesteps",
              "schedule": "--schedule", "optimizer": "--optimizer", "precision": "--precision", "chips": "--chips",
              "tiles": "--tiles", "seed": "--seed", "strategies": "--strategy", "systolic": "--systolic",
-             "overflow": "--overflow", "theta2": "--theta2", "reserve_tile0": "--reserve-tile0"}
+             "overflow": "--overflow", "theta2": "--theta2", "reserve_tile0": "--reserve-tile0",
+             "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}
 
 
 def cli_terms(message: str) -> str:
@@ -304,14 +318,19 @@ def cli_terms(message: str) -> str:
     ``training=False`` -> ``--inference``, ``Network.feedforward(weight_scale=...)`` -> ``--weight-scale``."""
     import re
 
+    if message.startswith("chip '"):  # a chip field: set on the command line by --set FIELD=VALUE
+        msg = re.sub(r"chip\('[^']*', (\w+)=([^)]*)\)", r"--set \1=\2", message)
+        return re.sub(r"^(chip '[^']*': )(\w+)=", r"\1--set \2=", msg)
     msg = re.sub(r"system\([^()]*?chips=(\d+)\)", r"--chips \1", message)
+    msg = re.sub(r"capacities\[0\]=", "--input-capacity ", msg)
+    msg = re.sub(r"\b(resume|dense|inference)=True\b", r"--\1", msg)
     msg = re.sub(r"Network\.feedforward\((\w+)=\.\.\.\)(, --[\w-]+)?",
                  lambda m: CLI_NAMES.get(m.group(1), m.group(0)), msg)
     msg = re.sub(r"\btraining=False\b", "--inference", msg)
     msg = re.sub(r"\bstrict=False\b", "the default (not strict)", msg)
     names = "|".join(sorted(CLI_NAMES, key=len, reverse=True))
     msg = re.sub(rf"(?<![\w.\-])({names})=(['\"]?)([^\s,;'\")]*)\2",
-                 lambda m: f"{CLI_NAMES[m.group(1)]} {m.group(3)}", msg)
+                 lambda m: f"{CLI_NAMES[m.group(1)]} {m.group(3)}".rstrip(), msg)
     return re.sub(r"(?<![\w.\-])(neurons_per_tile|max_activity|input_capacity|weight_scale|batch_size)\b",
                   lambda m: CLI_NAMES[m.group(1)], msg)
 

@@ -254,6 +254,9 @@ TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool
 
 
 def _int_list(text):
+    if any(not v.strip() for v in text.split(",")) and text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; give sizes separated by single commas, e.g. "
+                                         + ",".join(map(str, DEFAULT_LAYERS)))
     try:
         vals = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
@@ -266,7 +269,7 @@ def _int_list(text):
 
 def _size_list(text):
     try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
+        vals = [int(v) for v in text.split(",")]
     except ValueError:
         vals = []
     if not vals or min(vals) < 1:
