@@ -449,6 +449,16 @@ def check_value(s: Setting, value, where: str = "") -> Any:
 Parse = Callable[[str], Any]
 
 
+def bound_text(s: Setting) -> str:
+    """The setting's limits in words (" >= 1", " in (0, 1]"), or "" if it has none."""
+    if s.key not in BOUNDS:
+        return ""
+    low, high, open_low, _ = BOUNDS[s.key]
+    if high is None:
+        return f" {'>' if open_low else '>='} {low:g}"
+    return f" in {'(' if open_low else '['}{low:g}, {high:g}]"
+
+
 def reference_markdown() -> str:
     """The CLI/TOML reference table (docs/reference.md is generated from it); flags only
     ``train`` takes have no TOML key (—)."""
@@ -457,7 +467,7 @@ def reference_markdown() -> str:
         choices = f" ({', '.join(s.choices)})" if s.choices else ""
         default = "—" if s.default is None else f"`{s.default}`"
         key = f"`{s.key}`" if s.in_files else "—"
-        lines.append(f"| {key} | `{s.flag}` | {TYPE_NAMES[s.kind]} | {default} | {', '.join(s.commands)} | "
+        lines.append(f"| {key} | `{s.flag}` | {TYPE_NAMES[s.kind]}{bound_text(s)} | {default} | {', '.join(s.commands)} | "
                      f"{s.help.replace('%%', '%')}{choices} |")
     return "\n".join(lines)
 
