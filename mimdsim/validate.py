@@ -147,3 +147,8 @@ def check_host_bytes(what: str, nbytes: float, *, share: float = 0.5, fix: Fix =
         raise DoesNotFit(f"{what} would take {nbytes / 2**30:,.1f} GiB of this machine's memory; the limit is "
                           f"{limit / 2**30:,.1f} GiB ({100 * share:.0f}% of {host_memory_bytes() / 2**30:,.1f} GiB)"
                           + (f"; {fix}" if fix else ""))
+
+
+def check_seed(name: str, value, *, where: str = "") -> int:
+    """A random seed: an integer >= 0 (numpy's generators take no negative seed)."""
+    return check_int(name, value, low=0, where=where, fix="numpy seeds are non-negative integers, e.g. 0")

@@ -419,3 +419,26 @@ def test_warnings_are_one_line_in_cli_terms(capsys):
     assert re.search(r"^mimdsim: warning: layer\(s\) [\d, ]+ never spiked.*--weight-scale", err, re.M)
     assert "Network.feedforward(" not in err
     assert "UserWarning" not in err and "run = simulate(" not in err
+
+
+def test_negative_seeds_are_refused_in_the_api_too():
+    with pytest.raises(ConfigError, match=r"seed=-1 must be an integer >= 0"):
+        mimdsim.Network.feedforward([30, 20, 4], seed=-1)
+    net = mimdsim.Network.feedforward([30, 20, 4])
+    with pytest.raises(ConfigError, match=r"seed=-1 must be an integer >= 0"):
+        mimdsim.simulate(net, "ipu-mk2", timesteps=3, batch_size=2, activity=0.1, seed=-1)
+
+
+def test_file_values_outside_their_limits_name_file_line_and_key(tmp_path, capsys):
+    exp = tmp_path / "e.toml"
+    exp.write_text('[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 0\n[run]\nseed = -2\n')
+    line = _one_line_error(["run", str(exp)], capsys)
+    assert re.search(r"e.toml:4: model.batch = 0 must be an integer >= 1 \(a step trains at least one sample\)", line)
+
+
+def test_a_checkpoint_from_another_T_is_explained_as_such(tmp_path, capsys):
+    ck = str(tmp_path / "c.npz")
+    assert main(TRAIN + ["--checkpoint", ck]) == 0
+    argv = [a if a != "8" or TRAIN[i - 1] != "--timesteps" else "10" for i, a in enumerate(TRAIN)]
+    line = _one_line_error(argv + ["--checkpoint", ck, "--resume", "--epochs", "2"], capsys)
+    assert "T8" in line and "T10" in line and "timesteps" in line and "capacit" not in line.split("Resume")[0]

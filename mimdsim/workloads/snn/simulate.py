@@ -20,7 +20,7 @@ from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
 from ...report import Report
 from ...snn import Network
-from ...validate import check_choice, check_fractions, check_int
+from ...validate import check_choice, check_fractions, check_int, check_seed
 from .lower import PRECISIONS, check_fits, check_step, compile_program
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
 from .source import ExecutionSource, RateSource, SpikeStats
@@ -141,6 +141,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "(or pass inputs= and labels= for an execution-driven run)")
         T, B = timesteps, batch_size
     check_step(T, B, opt_kind)
+    check_seed("seed", seed)
     if neurons_per_tile is not None:
         check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
     if precision is None:
