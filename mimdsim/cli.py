@@ -244,7 +244,9 @@ def _kept(args) -> str:
     if INTERRUPTED:
         return INTERRUPTED[-1]()
     if getattr(args, "command", "") == "train" and getattr(args, "train_checkpoint", None):
-        return f"the last checkpoint is in {args.train_checkpoint} (resume with --resume)"
+        if os.path.exists(args.train_checkpoint):
+            return f"the last checkpoint is in {args.train_checkpoint} (continue with --resume)"
+        return f"no checkpoint was written yet (one is written every {args.train_checkpoint_every} epoch(s))"
     return "nothing was written (outputs are written when the run finishes)"
 
 
@@ -297,7 +299,7 @@ def main(argv=None) -> int:
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     """A warning on the command line: one line in its terms, not the source line that raised it."""
     try:
-        print(f"mimdsim: warning: {cli_terms(str(message))}", file=file or sys.stderr)
+        print(f"mimdsim: warning: {cli_terms(' '.join(str(message).split()))}", file=file or sys.stderr)
     except (OSError, ValueError):
         pass
 

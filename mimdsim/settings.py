@@ -216,7 +216,6 @@ BOUNDS: dict[str, tuple] = {
     "chip.tiles": (1, 2**20, False, "every tile is simulated; a GC200 has 1472"),
     "chip.chips": (1, None, False, "a system has at least one chip"),
     "workload.tracks_per_tile": (1, None, False, "each tile fits at least one track"),
-    "workload.planes": (1, None, False, "a track crosses at least one detector plane"),
     "workload.batches": (1, None, False, "a run has at least one batch"),
     "workload.cpu_cores": (1, None, False, "a CPU has at least one core"),
     "workload.utilisation": (0, 1, True, "a fraction of peak"),

@@ -259,6 +259,7 @@ BAD_INPUTS = [
     (CMP + ["--precision", "fp64"], r"--precision: invalid choice: 'fp64'"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
     (CMP + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
+    (CMP + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
     (CMP + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (CMP + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
     (CMP + ["--workload", "kalman", "--schedule", "published"], r"--schedule published is the SNN step's program"),
