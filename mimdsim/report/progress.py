@@ -22,6 +22,7 @@ class Progress:
         self.last = None  # when the last line was drawn
         self.done = self.total = 0
         self.drawn = False  # a \r line is open on the terminal
+        self.first = None  # (time, done) of the first report: the rate excludes the set-up before it
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def __call__(self, done, total) -> None:
@@ -29,6 +30,8 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
+        if self.first is None:
+            self.first = (now, done)
         if now - self.start < self.delay or (self.last is not None and now - self.last < self.every
                                              and done < total):
             return
@@ -38,8 +41,9 @@ class Progress:
     def _line(self, now) -> str:
         elapsed = now - self.start
         line = f"{self.label}: {self.done:,}/{self.total:,} {self.unit}s, {elapsed:,.0f} s"
-        if 0 < self.done < self.total:
-            line += f", about {elapsed * (self.total - self.done) / self.done:,.0f} s left"
+        if self.first is not None and self.first[1] < self.done < self.total and now > self.first[0]:
+            rate = (self.done - self.first[1]) / (now - self.first[0])
+            line += f", about {(self.total - self.done) / rate:,.0f} s left"
         return line
 
     def _draw(self, now) -> None:
