@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from .errors import ConfigError, DoesNotFit, MimdsimError
+from .errors import ConfigError, MimdsimError
 from .settings import FILE_KEYS, check_value
 from .validate import check_host_bytes, did_you_mean
 
