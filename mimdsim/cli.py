@@ -10,8 +10,9 @@ import os
 import sys
 
 from . import arch
-from .errors import MimdsimError
-from .settings import add_arguments, values_from_args
+from .errors import ConfigError, MimdsimError
+from .experiment import tomllib
+from .settings import FILE_KEYS, _field_value, add_arguments, check_value, values_from_args
 
 def cmd_chips(args) -> int:
     header = f"{'preset':<9}{'tiles':>7}{'SRAM/tile':>12}{'SRAM total':>12}{'clock':>10}{'workers':>9}" \
@@ -31,25 +32,35 @@ def cmd_chips(args) -> int:
 def cmd_simulate(args) -> int:
     from .experiment import execute
 
-    execute(values_from_args(args), "simulate")
+    execute(values_from_args(args), "simulate", out=say)
     return 0
 
 
 def cmd_compare(args) -> int:
     from .experiment import execute
 
-    execute(values_from_args(args), "compare")
+    execute(values_from_args(args), "compare", out=say)
     return 0
 
 
 def cmd_run(args) -> int:
+    """An experiment file, with any of its keys overridden on the command line: a flag
+    (``--tiles 256``, ``--json r.json``) or ``--set KEY=VALUE`` (``model.batch=32``, or a chip field
+    such as ``sram_per_tile=1248000``). Flags given win over the file."""
     from .experiment import execute, load_experiment
 
     values, command = load_experiment(args.file)
-    for key, value in values_from_args(args).items():  # flags given on the command line win
-        if value is not None and value is not False:
-            values[key] = value
-    execute(values, command)
+    given = values_from_args(args)  # only the flags given: the run parser's defaults are suppressed
+    for key, value in given.items():
+        values[key] = value
+    for key, value in args.run_set or []:
+        if key.startswith("chip.set."):
+            values["chip.set"] = {**(values["chip.set"] or {}), key.split(".", 2)[2]: value}
+        else:
+            values[key] = check_value(FILE_KEYS[key], value, where="--set: ")
+    if any(k.startswith("gpu.") for k in given) or any(k.startswith("gpu.") for k, _ in args.run_set or []):
+        command = "compare"
+    execute(values, command, out=say)
     return 0
 
 
@@ -69,47 +80,112 @@ def cmd_gpus(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from .report.outputs import check_file_path, check_folder_path
+    from .report.progress import Progress
     from .sweep import load_results, load_sweep, run_sweep
+    from .sweep.runner import pending
 
     sweep = load_sweep(args.file)
-    total = len(sweep.points)
-    print(f"sweep {args.file}: {total} points ({sweep.mode}, {sweep.command}, "
-          f"{'execution' if sweep.execute else 'rate'}-driven) -> {sweep.results}")
-    bar = None
-    if not args.quiet and sys.stderr.isatty():
-        try:
-            from tqdm import tqdm
-            bar = tqdm(unit="point", desc="sweep")
-        except ImportError:
-            bar = None
-
-    def progress(done, todo):
-        if bar is not None:
-            bar.total = todo
-            bar.n = done
-            bar.refresh()
-    computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
-                         progress=progress)
-    if bar is not None:
-        bar.close()
+    check_file_path(sweep.results, "sweep.results")  # before any point runs
+    if args.plot:
+        check_folder_path(args.plot, "--plot")
+    if args.scheduler:
+        check_scheduler(args.scheduler)
+    total, todo = len(sweep.points), len(pending(sweep))
+    say(f"sweep {args.file}: {total} points ({sweep.mode}, {sweep.command}, "
+        f"{'execution' if sweep.execute else 'rate'}-driven), {todo} to compute -> {sweep.results}")
+    progress = Progress("sweep", "point", enabled=not args.quiet, every=5.0)
+    INTERRUPTED.append(lambda: f"{len(load_results(sweep.results))} of {total} points are kept in "
+                               f"{sweep.results}; run the same command again to compute the rest")
+    if todo and not args.serial:
+        progress.note(f"starting {'the Dask client at ' + args.scheduler if args.scheduler else 'a Dask LocalCluster'}"
+                      f" for {todo} point(s) (--serial runs in this process)")
+    try:
+        computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
+                             progress=progress, out=lambda text: progress.note(text))
+    finally:
+        progress.close()
     records = load_results(sweep.results)
     errors = [r for r in records if r.get("status") == "error"]
-    print(f"computed {computed} new point(s); {len(records)} in {sweep.results}, {len(errors)} with errors")
-    for r in errors[:5]:
-        print(f"  error at {r['params']}: {r['error']}")
+    written = []
     if args.plot:
         from .sweep.plots import plot_sweep
-        for p in plot_sweep(sweep, records, args.plot):
-            print(f"  wrote {p}")
+        written = plot_sweep(sweep, records, args.plot)
+    say(f"computed {computed} new point(s); {len(records)} in {sweep.results}, {len(errors)} with errors")
+    for r in errors[:5]:
+        say(f"  error at {r['params']}: {r['error']}")
+    for p in written:
+        say(f"  wrote {p}")
     return 0
 
 
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """Refuse, before the sweep, a Dask scheduler address that is malformed or does not answer."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or not port:
+        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786; give the address the "
+                          f"Dask scheduler prints, or drop --scheduler to start a LocalCluster")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        raise ConfigError(f"--scheduler {address!r}: no Dask scheduler answers at {host}:{port} within {timeout:g} s "
+                          f"({e.strerror or e}); start one (`dask scheduler`) or drop --scheduler to start a "
+                          f"LocalCluster") from None
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be an integer >= 1 (at least one worker); omit it for one "
+                                         f"per core")
+    return value
+
+
+def _run_set(text):
+    """``run --set KEY=VALUE``: an experiment key (TOML value) or a chip field (number)."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--set takes KEY=VALUE, e.g. model.batch=32 or sram_per_tile=1248000; "
+                                         f"got {text!r}")
+    key, value = (p.strip() for p in text.split("=", 1))
+    if key in FILE_KEYS and FILE_KEYS[key].kind != "table":
+        try:
+            parsed = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            parsed = value  # a bare word is a string: --set chip.preset=bow
+        return key, parsed
+    if key.startswith("chip.set."):
+        key = key.split(".", 2)[2]
+    if "." in key:
+        from .validate import did_you_mean
+        raise argparse.ArgumentTypeError(f"unknown key {key!r}; give an experiment key (docs/reference.md) or a chip "
+                                         f"field." + did_you_mean(key, FILE_KEYS))
+    field, num = _field_value(f"{key}={value}")
+    return f"chip.set.{field}", num
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line (the flag, the value, why) and where to read more."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the flags)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mimdsim", description="Simulate sparse SNN training on MIMD manycore chips.")
+    p = Parser(prog="mimdsim", description="Simulate sparse SNN training on MIMD manycore chips.")
     sub = p.add_subparsers(dest="command")
     sub.add_parser("chips", help="list chip presets with their key figures").set_defaults(func=cmd_chips)
     sub.add_parser("gpus", help="list GPU presets with their key figures").set_defaults(func=cmd_gpus)
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = argparse.HelpFormatter  # each flag states its default once (settings.help_text)
     s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt)
     add_arguments(s, "simulate")
     s.set_defaults(func=cmd_simulate)
@@ -117,41 +193,148 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=fmt)
     add_arguments(c, "compare")
     c.set_defaults(func=cmd_compare)
-    r = sub.add_parser("run", help="run an experiment file (TOML; see docs/reference.md)")
-    r.add_argument("file", help="experiment file")
-    r.add_argument("--json", dest="output_json", default=None, help="write the full report as JSON")
-    r.add_argument("--csv", dest="output_csv", default=None, help="write one row per superstep kind and phase")
-    r.add_argument("--plot", dest="output_plot", default=None, help="write figures into this folder")
-    r.add_argument("--trace", dest="output_trace", default=None, help="write a Perfetto trace")
-    r.add_argument("--quiet", dest="output_quiet", action="store_true", help="no progress bar")
+    r = sub.add_parser("run", help="run an experiment file (TOML; see docs/reference.md)",
+                       description="Run an experiment file. Any of its keys can be overridden here: by its flag "
+                                   "(--tiles 256, --batch 32, --json r.json) or by --set KEY=VALUE.")
+    r.add_argument("file", metavar="FILE", help="experiment file (TOML)")
+    add_arguments(r, "run", overrides=True)
+    r.add_argument("--set", dest="run_set", type=_run_set, action="append", metavar="KEY=VALUE",
+                   help="override a key of the file (model.batch=32) or a chip field (sram_per_tile=1248000)")
     r.set_defaults(func=cmd_run)
     w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable")
-    w.add_argument("file", help="sweep file (an experiment file plus [sweep] and [sweep.axes])")
-    w.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler (default: a LocalCluster)")
-    w.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: one per core)")
+    w.add_argument("file", metavar="FILE", help="sweep file (an experiment file plus [sweep] and [sweep.axes])")
+    w.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")
+    w.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                   help="LocalCluster workers (default: one per core)")
     w.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
-    w.add_argument("--quiet", action="store_true", help="no progress bar")
+    w.add_argument("--quiet", action="store_true", help="no progress line")
     w.set_defaults(func=cmd_sweep)
     from .training.cli import add_parser as add_train_parser
     add_train_parser(sub)
     return p
 
 
+INTERRUPTED: list = []  # callables saying what an interrupted command kept (set as it runs)
+STDOUT_CLOSED: list = []  # set once a reader closed stdout
+
+
+def say(text: str = "") -> None:
+    """Print a line of the report; a reader that closed the pipe (``| head``) stops the printing,
+    never the run or its outputs."""
+    if STDOUT_CLOSED:
+        return
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _stdout_to_devnull()
+
+
+def _stdout_to_devnull() -> None:
+    STDOUT_CLOSED.append(True)
+    try:  # later writes, and the flush at exit, go nowhere instead of raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        sys.stdout = open(os.devnull, "w")
+
+
+def _kept(args) -> str:
+    """What an interrupted command kept, in words."""
+    if INTERRUPTED:
+        return INTERRUPTED[-1]()
+    if getattr(args, "command", "") == "train" and getattr(args, "train_checkpoint", None):
+        if os.path.exists(args.train_checkpoint):
+            return f"the last checkpoint is in {args.train_checkpoint} (continue with --resume)"
+        return f"no checkpoint was written yet (one is written every {args.train_checkpoint_every} epoch(s))"
+    return "nothing was written (outputs are written when the run finishes)"
+
+
+def _check_train_outputs(args) -> None:
+    from .report.outputs import check_file_path
+    if getattr(args, "train_json", None):
+        check_file_path(args.train_json, "--json")
+    if getattr(args, "train_checkpoint", None) and not getattr(args, "train_resume", False):
+        check_file_path(args.train_checkpoint, "--checkpoint")
+
+
 def main(argv=None) -> int:
+    """Run a command; every failure a user can cause ends in one line on stderr: a usage or
+    configuration error (exit 2), Ctrl-C (exit 130, saying what was kept), out of memory (exit 2).
+    A reader that closes stdout early (``| head``) loses no output file (exit 0)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error (one line, already printed) or --help: its exit code
+        return e.code if isinstance(e.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    INTERRUPTED.clear()
+    STDOUT_CLOSED.clear()
+    import warnings
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line_warning
     try:
+        if args.command == "train":
+            _check_train_outputs(args)
         return args.func(args)
     except MimdsimError as e:
-        print(f"mimdsim: error: {e}", file=sys.stderr)
+        print(f"mimdsim: error: {cli_terms(str(e))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nmimdsim: interrupted; {_kept(args)}", file=sys.stderr)
+        return 130
+    except MemoryError as e:
+        print(f"mimdsim: error: this machine ran out of memory ({e or 'MemoryError'}); use a smaller model, fewer "
+              f"timesteps, a smaller batch or fewer chips", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into a pager or `head` that closed early
-        sys.stdout = open(os.devnull, "w")
+        _stdout_to_devnull()
         return 0
+    finally:
+        warnings.showwarning = shown
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning on the command line: one line in its terms, not the source line that raised it."""
+    try:
+        print(f"mimdsim: warning: {cli_terms(' '.join(str(message).split()))}", file=file or sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
+# Python argument names in messages that reach the command line, and the flags that set them.
+CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", "max_activity": "--max-activity",
+             "input_capacity": "--input-capacity", "weight_scale": "--weight-scale", "input_activity": "--input-activity",
+             "candidate_activity": "--candidate-activity", "activity": "--activity", "timesteps": "--timesteps",
+             "schedule": "--schedule", "optimizer": "--optimizer", "precision": "--precision", "chips": "--chips",
+             "tiles": "--tiles", "seed": "--seed", "strategies": "--strategy", "systolic": "--systolic",
+             "overflow": "--overflow", "theta2": "--theta2", "reserve_tile0": "--reserve-tile0",
+             "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}
+
+
+def cli_terms(message: str) -> str:
+    """A library message in command-line terms: ``batch_size=0`` -> ``--batch 0``,
+    ``schedule='fused'`` -> ``--schedule fused``, ``system('ipu-mk2', chips=2)`` -> ``--chips 2``,
+    ``training=False`` -> ``--inference``, ``Network.feedforward(weight_scale=...)`` -> ``--weight-scale``."""
+    import re
+
+    if message.startswith("chip '"):  # a chip field: set on the command line by --set FIELD=VALUE
+        msg = re.sub(r"chip\('[^']*', (\w+)=([^)]*)\)", r"--set \1=\2", message)
+        return re.sub(r"^(chip '[^']*': )(\w+)=", r"\1--set \2=", msg)
+    msg = re.sub(r"system\([^()]*?chips=(\d+)\)", r"--chips \1", message)
+    msg = re.sub(r"capacities\[0\]=", "--input-capacity ", msg)
+    msg = re.sub(r"\b(resume|dense|inference)=True\b", r"--\1", msg)
+    msg = re.sub(r"Network\.feedforward\((\w+)=\.\.\.\)(, --[\w-]+)?",
+                 lambda m: CLI_NAMES.get(m.group(1), m.group(0)), msg)
+    msg = re.sub(r"\btraining=False\b", "--inference", msg)
+    msg = re.sub(r"\bstrict=False\b", "the default (not strict)", msg)
+    names = "|".join(sorted(CLI_NAMES, key=len, reverse=True))
+    msg = re.sub(rf"(?<![\w.\-])({names})=(['\"]?)([^\s,;'\")]*)\2",
+                 lambda m: f"{CLI_NAMES[m.group(1)]} {m.group(3)}".rstrip(), msg)
+    return re.sub(r"(?<![\w.\-])(neurons_per_tile|max_activity|input_capacity|weight_scale|batch_size)\b",
+                  lambda m: CLI_NAMES[m.group(1)], msg)
 
 
 if __name__ == "__main__":

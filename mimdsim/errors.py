@@ -13,6 +13,11 @@ class ConfigError(MimdsimError, ValueError):
     """A parameter, shape or file is invalid."""
 
 
+class DoesNotFit(ConfigError):
+    """A model or run too large for the chip's memory or this machine's, found from its shapes
+    before anything is allocated (the message names the size, the limit and what to change)."""
+
+
 class UnsupportedModel(MimdsimError):
     """The model uses something mimdsim cannot simulate."""
 

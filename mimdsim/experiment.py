@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 
 import numpy as np
 
 from .errors import ConfigError, MimdsimError
 from .settings import FILE_KEYS, check_value
-from .validate import did_you_mean
+from .validate import check_host_bytes, did_you_mean
 
 try:  # Python 3.11+
     import tomllib
@@ -111,6 +110,36 @@ def build_system(values: dict):
     return system(values["chip.preset"], chips=values["chip.chips"], **overrides)
 
 
+def check_sizes_fit(values: dict) -> None:
+    """Refuse, from the layer sizes alone, a network that cannot fit a chip's SRAM or this
+    machine's memory, before its weights (or any per-tile array) are allocated."""
+    from .workloads.snn.mapping import check_layers_fit, weight_bytes_lower_bound
+
+    sizes = values["model.layers"]
+    if not all(isinstance(n, int) and n >= 1 for n in sizes):
+        return  # Network.feedforward names the bad size
+    check_host_bytes(f"the weights of {'-'.join(map(str, sizes))} (float32, initialised in float64)",
+                     3 * sum(weight_bytes_lower_bound(sizes, training=False)),
+                     fix="make the layers narrower (--layers)")
+    check_layers_fit(sizes, build_system(values), training=not values.get("run.inference"),
+                     optimizer=values.get("run.optimizer", "adam"), reserve_tile0=values["run.reserve_tile0"])
+
+
+def check_steps_fit(T: int, B: int, input_capacity: int, system, *, training: bool) -> None:
+    """Refuse, before compiling, timesteps x batch beyond this machine's memory (the program keeps
+    a few numbers per (timestep, sample)) or, when training, beyond a tile's SRAM: BPTT keeps the
+    input spike list of every (timestep, sample), at least ``T x B x K_in x 2 B`` on a layer-1 tile."""
+    check_host_bytes(f"the per-(timestep, sample) arrays of T={T:,} x B={B:,}", 64.0 * T * B,
+                     fix="lower --timesteps or --batch")
+    need, limit = int(2 * T * B * input_capacity), system.chip.sram_per_tile
+    if training and need > limit:
+        from .errors import OutOfTileMemory
+        raise OutOfTileMemory(1, need, limit, {"L1.input_list_history (at least)": need},
+                              f"BPTT keeps the input spike list of every (timestep, sample) on each layer-1 tile: "
+                              f"T={T:,} x B={B:,} x input capacity {input_capacity} x 2 B; lower --timesteps or "
+                              f"--batch (or --input-capacity), or simulate --inference")
+
+
 def build_run(values: dict):
     """The network, the system and the keyword arguments of :func:`~mimdsim.simulate` that the
     settings ``values`` (SNN workload) describe."""
@@ -125,6 +154,7 @@ def build_run(values: dict):
         net = from_nir(v["model.nir"])
         v = dict(v, **{"model.layers": list(net.sizes)})
     else:
+        check_sizes_fit(v)  # from shapes alone, before the weights are allocated
         net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
                                   input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                                   overflow=v["model.overflow"], seed=v["run.seed"],
@@ -142,7 +172,10 @@ def build_run(values: dict):
     if v.get("run.inference"):
         kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
+    check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"))
     if v["run.execute"]:
+        check_host_bytes(f"the random input spikes ([{T:,} timesteps, {B:,} samples, {n_in:,} inputs])",
+                         8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")
         rng = np.random.default_rng(v["run.seed"])
         rate = v["run.input_activity"] if v["run.input_activity"] is not None else v["model.max_activity"] / 2
         kw["inputs"] = (rng.random((T, B, n_in)) < rate).astype(np.uint8)
@@ -168,59 +201,42 @@ def _locate(values, error: MimdsimError) -> MimdsimError:
 
 
 def execute(values: dict, command: str, *, out=print):
-    """Run the settings (``simulate`` or ``compare``), print the table and write the outputs."""
+    """Run the settings (``simulate`` or ``compare``): check every output path first, run, write
+    the outputs, then print the table (a reader that closes the pipe early loses no file)."""
+    from .report.outputs import check_output_paths
+
+    check_output_paths(values)  # before the run: a bad path costs nothing
     if values.get("workload.name", "snn") != "snn":  # Kalman track fitting or MLP inference
         from .workloads.cli import execute_workload
         return execute_workload(values, out=out)
     from .report.outputs import write_outputs
+    from .report.progress import Progress
 
+    progress = Progress("simulating" if command == "simulate" else "comparing", "timestep",
+                        enabled=not values["output.quiet"])
     try:
         net, sys_spec, kw = build_run(values)
-        progress = None if values["output.quiet"] else _progress_bar()
         timeline = [] if values["output.trace"] else None
         if command == "compare":
             from .compare import compare
             result = compare(net, sys_spec, values["gpu.preset"], strategies=values["gpu.strategies"],
                              precision=values["gpu.precision"], systolic=values["gpu.systolic"],
                              timeline=timeline, progress=progress, **kw)
-            run, gpu_reports = result.run, list(result.gpu.values())
+            run, gpu_reports = result.run, [*result.gpu.values(), *([result.systolic] if result.systolic else [])]
             text = result.format()
         else:
             from .workloads.snn.simulate import simulate
             run = simulate(net, sys_spec, timeline=timeline, progress=progress, **kw)
             result, gpu_reports, text = run, [], run.report.format()
-        if progress is not None:
-            progress.close()
     except MimdsimError as e:
         raise _locate(values, e)
-    out(text)
+    finally:
+        progress.close()
     if run.loss is not None:
         norms = "" if run.grads is None else "; gradient norms " + ", ".join(f"{np.linalg.norm(g):.3g}" for g in run.grads)
-        out(f"\n  loss {run.loss:.6f}" + norms)
-    for line in write_outputs(values, run, result, gpu_reports, timeline):
+        text += f"\n\n  loss {run.loss:.6f}" + norms
+    written = write_outputs(values, run, result, gpu_reports, timeline)  # before anything is printed
+    out(text)
+    for line in written:
         out(line)
     return result
-
-
-class _progress_bar:
-    """A progress callback drawn with tqdm when it is installed and stderr is a terminal."""
-
-    def __init__(self):
-        self.bar = None
-        if sys.stderr.isatty():
-            try:
-                from tqdm import tqdm
-                self.bar = tqdm(total=0, unit="step", leave=False, desc="simulating")
-            except ImportError:  # optional: pip install tqdm
-                self.bar = None
-
-    def __call__(self, done, total):
-        if self.bar is not None:
-            if self.bar.total != total:
-                self.bar.total = total
-            self.bar.n = done
-            self.bar.refresh()
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()

@@ -200,6 +200,51 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("train.quiet", "--quiet", "bool", False, "no progress bar and no per-epoch lines", commands=TRAIN),
 )
 
+# Limits of numeric settings: key -> (low, high, low excluded, why). Checked where a value enters
+# (the flag's parser, the experiment file, a sweep's axis), so a bad value is refused before a run
+# with the flag's or key's name, the limit and the reason.
+BOUNDS: dict[str, tuple] = {
+    "model.timesteps": (1, None, False, "a step runs at least one timestep"),
+    "model.batch": (1, None, False, "a step trains at least one sample"),
+    "model.max_activity": (0, 1, True, "a fraction of each layer's neurons"),
+    "model.input_capacity": (1, None, False, "a spike list holds at least one entry"),
+    "model.weight_scale": (0, None, True, "a scale of the initial weights' standard deviation"),
+    "run.activity": (0, 1, False, "a fraction of each layer's neurons"),
+    "run.candidate_activity": (0, 1, False, "a fraction of each layer's neurons"),
+    "run.input_activity": (0, 1, False, "a fraction of the input neurons"),
+    "run.seed": (0, None, False, "numpy seeds are non-negative"),
+    "run.neurons_per_tile": (1, None, False, "2 or more uses the float2 SIMD lanes"),
+    "chip.tiles": (1, 2**20, False, "every tile is simulated; a GC200 has 1472"),
+    "chip.chips": (1, None, False, "a system has at least one chip"),
+    "workload.tracks_per_tile": (1, None, False, "each tile fits at least one track"),
+    "workload.batches": (1, None, False, "a run has at least one batch"),
+    "workload.cpu_cores": (1, None, False, "a CPU has at least one core"),
+    "workload.utilisation": (0, 1, True, "a fraction of peak"),
+    "data.timesteps": (1, None, False, "a sample has at least one step"),
+    "data.max_rate": (0, 1, False, "a spike probability"),
+    "data.classes": (2, None, False, "a classifier needs at least two classes (one class is 100% accurate by "
+                                     "construction)"),
+    "data.inputs": (1, None, False, "the task needs at least one input neuron"),
+    "data.samples_per_class": (1, None, False, "each class needs at least one sample"),
+    "data.manifold_dim": (1, None, False, "a manifold has at least one dimension"),
+    "data.duration": (0, None, True, "a time span"),
+    "data.seed": (0, None, False, "numpy seeds are non-negative"),
+    "network.activity_l1": (0, None, False, "a penalty weight"),
+    "network.init_activity": (0, 1, True, "a fraction of each layer's neurons"),
+    "train.epochs": (1, None, False, "training runs at least one epoch"),
+    "train.batch": (1, None, False, "a step trains at least one sample"),
+    "train.lr": (0, None, True, "a learning rate"),
+    "train.checkpoint_every": (1, None, False, "a number of epochs"),
+}
+# Metavars in --help where the kind's default (N, X, SIZES, ...) would not say what to give.
+METAVARS = {"model.nir": "FILE.nir", "chip.preset": "PRESET", "gpu.preset": "PRESET", "gpu.systolic": "PRESET",
+            "workload.cpu": "PRESET"}
+KIND_METAVARS = {"int": "N", "float": "X", "str": "NAME", "int_list": "SIZES", "size_list": "SIZES",
+                 "fraction_list": "A[,A...]", "str_list": "NAMES"}
+KIND_FORMATS = {"int_list": "comma-separated, e.g. {example}", "size_list": "comma-separated, e.g. {example}",
+                "fraction_list": "one number or comma-separated, one per layer",
+                "str_list": "comma-separated"}
+
 BY_KEY = {s.key: s for s in SETTINGS}
 FILE_KEYS = {s.key: s for s in SETTINGS if s.in_files}  # what experiment files take
 TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
@@ -209,6 +254,9 @@ TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool
 
 
 def _int_list(text):
+    if any(not v.strip() for v in text.split(",")) and text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; give sizes separated by single commas, e.g. "
+                                         + ",".join(map(str, DEFAULT_LAYERS)))
     try:
         vals = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
@@ -221,7 +269,7 @@ def _int_list(text):
 
 def _size_list(text):
     try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
+        vals = [int(v) for v in text.split(",")]
     except ValueError:
         vals = []
     if not vals or min(vals) < 1:
@@ -247,6 +295,36 @@ def _str_list(choices):
     return parse
 
 
+def bound_error(s: Setting, value) -> str | None:
+    """Why ``value`` breaks the setting's :data:`BOUNDS` (every entry of a list), or None."""
+    if s.key not in BOUNDS or value is None:
+        return None
+    low, high, open_low, why = BOUNDS[s.key]
+    for v in value if isinstance(value, list) else [value]:
+        if not is_number(v) or v != v:
+            return None  # the type check names it
+        if (low is not None and (v <= low if open_low else v < low)) or (high is not None and v > high):
+            noun = "an integer" if s.kind == "int" else "a number"
+            if low is not None and high is not None:
+                rule = f"{noun} in {'(' if open_low else '['}{low:g}, {high:g}]" if s.kind != "int" \
+                    else f"{noun} between {low} and {high}"
+            else:
+                rule = f"{noun} {'>' if open_low else '>='} {low:g}"
+            return f"{v!r} must be {rule} ({why})"
+    return None
+
+
+def _bounded(s: Setting, parse):
+    def check(text):
+        value = parse(text)
+        msg = bound_error(s, value)
+        if msg:
+            raise argparse.ArgumentTypeError(msg)
+        return value
+    check.__name__ = getattr(parse, "__name__", s.kind)  # argparse names the type in "invalid int value"
+    return check
+
+
 def _field_value(text):
     """--set FIELD=VALUE for a ChipSpec field."""
     from .arch.chip import CHIPS
@@ -266,29 +344,72 @@ def _field_value(text):
     return key.strip(), (int(num) if num == int(num) and "." not in value and "e" not in value.lower() else num)
 
 
-def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple = ()) -> None:
+def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple = (), *,
+                  overrides: bool = False) -> None:
     """Add the flags of every setting that ``command`` takes; a setting whose ``group`` is one
     of ``groups`` goes into that help section (sections in the order of ``groups``).
 
+    ``overrides=True`` (``mimdsim run FILE``) adds the flag of every experiment-file key, with no
+    default: only the flags given appear in the parsed arguments, and they override the file.
     A ``bool`` flag gets ``--flag``/``--no-flag``, except one whose name is already a negation
     (``--no-gpu``): that one is a plain switch."""
     sections = {title: parser.add_argument_group(title) for title in groups}
     for s in SETTINGS:
-        if command not in s.commands:
+        if (not s.in_files or s.kind == "table") if overrides else command not in s.commands:
             continue
-        kw: dict[str, Any] = {"dest": s.dest, "help": s.help, "default": s.default}
+        kw: dict[str, Any] = {"dest": s.dest, "help": help_text(s, show_default=not overrides),
+                              "default": argparse.SUPPRESS if overrides else s.default}
         if s.kind == "bool":
             kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
         elif s.kind == "table":
-            kw.update(type=_field_value, action="append", metavar="FIELD=VALUE", default=None)
+            kw.update(type=_field_value, action="append", metavar="FIELD=VALUE")
         else:
-            kw["type"] = {"int": int, "float": float, "str": str, "int_list": _int_list, "size_list": _size_list,
-                          "fraction_list": _fraction_list, "str_list": _str_list(s.choices)}[s.kind]
+            kw["type"] = _bounded(s, {"int": _int, "float": _float, "str": str, "int_list": _int_list,
+                                      "size_list": _size_list, "fraction_list": _fraction_list,
+                                      "str_list": _str_list(s.choices)}[s.kind])
             if s.choices and s.kind == "str":
                 kw["choices"] = s.choices
             else:
-                kw["metavar"] = s.metavar or s.flag[2:].upper().replace("-", "_")
+                kw["metavar"] = s.metavar or METAVARS.get(s.key) or KIND_METAVARS[s.kind]
         sections.get(s.group, parser).add_argument(s.flag, **kw)
+
+
+def _int(text):
+    try:
+        return int(text.replace("_", ""))
+    except ValueError:
+        try:
+            f = float(text)
+        except ValueError:
+            f = None
+        hint = f"; give a whole number, e.g. {int(f)}" if f is not None and f == f and abs(f) != float("inf") \
+            else "; give a whole number"
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer{hint}") from None
+
+
+def _float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return v
+
+
+def help_text(s: Setting, show_default: bool = True) -> str:
+    """The flag's help line: its meaning, its format, its default once (not when the help
+    already says it, nor for an unset or off default)."""
+    text, d = s.help, s.default
+    fmt = KIND_FORMATS.get(s.kind)
+    if fmt:  # the format before any "(default: ...)" the help already gives
+        fmt = "comma-separated" if isinstance(d, list) else fmt.format(example="512,512")
+        cut = text.find(" (default")
+        text = f"{text} ({fmt})" if cut < 0 else f"{text[:cut]} ({fmt}){text[cut:]}"
+    if show_default and d is not None and d is not False and "default" not in s.help:
+        shown = ",".join(map(str, d)) if isinstance(d, list) else ("on" if d is True else d)
+        text += f" (default: {shown})"
+    return text
 
 
 def values_from_args(args) -> dict:
@@ -316,6 +437,9 @@ def check_value(s: Setting, value, where: str = "") -> Any:
         return value
     if not ok(value):
         raise ConfigError(f"{where}{s.key} must be {TYPE_NAMES[s.kind]}, got {value!r}")
+    bad = bound_error(s, value)
+    if bad:
+        raise ConfigError(f"{where}{s.key} = {bad}")
     if s.choices:
         for v in value if isinstance(value, list) else [value]:
             check_choice(s.key, v, s.choices, where=where)
@@ -323,6 +447,16 @@ def check_value(s: Setting, value, where: str = "") -> Any:
 
 
 Parse = Callable[[str], Any]
+
+
+def bound_text(s: Setting) -> str:
+    """The setting's limits in words (" >= 1", " in (0, 1]"), or "" if it has none."""
+    if s.key not in BOUNDS:
+        return ""
+    low, high, open_low, _ = BOUNDS[s.key]
+    if high is None:
+        return f" {'>' if open_low else '>='} {low:g}"
+    return f" in {'(' if open_low else '['}{low:g}, {high:g}]"
 
 
 def reference_markdown() -> str:
@@ -333,7 +467,7 @@ def reference_markdown() -> str:
         choices = f" ({', '.join(s.choices)})" if s.choices else ""
         default = "—" if s.default is None else f"`{s.default}`"
         key = f"`{s.key}`" if s.in_files else "—"
-        lines.append(f"| {key} | `{s.flag}` | {TYPE_NAMES[s.kind]} | {default} | {', '.join(s.commands)} | "
+        lines.append(f"| {key} | `{s.flag}` | {TYPE_NAMES[s.kind]}{bound_text(s)} | {default} | {', '.join(s.commands)} | "
                      f"{s.help.replace('%%', '%')}{choices} |")
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence, Union
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, DoesNotFit
 
 Fix = Union[str, Callable[[], str]]
 
@@ -127,3 +127,28 @@ def check_positive_array(name: str, value, *, integer: bool = False, where: str 
     if np.any(bad):
         _fail(name, arr[bad].ravel()[0].item(), rule, where, fix)
     return arr
+
+
+def host_memory_bytes() -> int:
+    """This machine's physical memory in bytes (8 GiB if it cannot be read)."""
+    import os
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8 * 2**30
+
+
+def check_host_bytes(what: str, nbytes: float, *, share: float = 0.5, fix: Fix = "") -> None:
+    """Refuse, before allocating it, an array of ``nbytes`` larger than ``share`` of this
+    machine's memory (a one-line error instead of a MemoryError or the kernel's OOM killer)."""
+    limit = share * host_memory_bytes()
+    if nbytes > limit:
+        fix = fix() if callable(fix) else fix
+        raise DoesNotFit(f"{what} would take {nbytes / 2**30:,.1f} GiB of this machine's memory; the limit is "
+                          f"{limit / 2**30:,.1f} GiB ({100 * share:.0f}% of {host_memory_bytes() / 2**30:,.1f} GiB)"
+                          + (f"; {fix}" if fix else ""))
+
+
+def check_seed(name: str, value, *, where: str = "") -> int:
+    """A random seed: an integer >= 0 (numpy's generators take no negative seed)."""
+    return check_int(name, value, low=0, where=where, fix="numpy seeds are non-negative integers, e.g. 0")

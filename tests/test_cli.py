@@ -56,3 +56,119 @@ def test_simulate_takes_the_optimizer_and_the_schedule(tmp_path):
                  "--quiet"]) == 0
     pl = json.loads(out.read_text())["placement"]
     assert pl["optimizer"] == "adam" and pl["schedule"] == "published"  # the defaults for the published LIF
+
+
+SMALL = ["--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
+
+
+def test_output_paths_are_checked_before_the_run(tmp_path, capsys, monkeypatch):
+    import mimdsim.workloads.snn.simulate as sim
+
+    def never(*a, **k):
+        raise AssertionError("the run started although an output path cannot be written")
+    monkeypatch.setattr(sim, "simulate", never)
+    good = tmp_path / "r.json"
+    for flag, bad in [("--json", tmp_path / "no" / "r.json"), ("--csv", tmp_path), ("--trace", tmp_path / "no" / "t"),
+                      ("--plot", good)]:
+        if flag == "--plot":
+            good.write_text("{}")  # a file where a folder is wanted
+        assert main(["simulate", *SMALL, flag, str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"mimdsim: error: {flag} ")
+
+
+def test_outputs_are_written_before_the_report_is_printed(tmp_path):
+    from mimdsim.experiment import execute
+    from mimdsim.settings import FILE_KEYS
+
+    values = {k: s.default for k, s in FILE_KEYS.items()}
+    values.update({"model.layers": [300, 200, 10], "model.timesteps": 5, "model.batch": 4, "output.quiet": True,
+                   "output.json": str(tmp_path / "r.json"), "output.csv": str(tmp_path / "r.csv")})
+    seen = []
+
+    def out(text):
+        seen.append((text, (tmp_path / "r.json").exists() and (tmp_path / "r.csv").exists()))
+    execute(values, "simulate", out=out)
+    assert seen[0][0].startswith("mimdsim report") and all(written for _, written in seen)
+
+
+def test_a_closed_pipe_loses_no_output(tmp_path):
+    # `mimdsim simulate --json r.json | head -1`: the reader is gone before the report is printed
+    path = tmp_path / "r.json"
+    p = subprocess.Popen([sys.executable, "-m", "mimdsim", "simulate", *SMALL, "--json", str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err and err == ""
+    assert json.loads(path.read_text())["samples_per_second"] > 0
+
+
+def test_ctrl_c_ends_in_one_line_saying_what_was_kept(tmp_path, capsys, monkeypatch):
+    import mimdsim.workloads.snn.simulate as sim
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sim, "simulate", interrupted)
+    assert main(["simulate", *SMALL, "--json", str(tmp_path / "r.json")]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == "mimdsim: interrupted; nothing was written (outputs are written when the run finishes)"
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_ctrl_c_in_a_sweep_keeps_the_finished_points(tmp_path, capsys, monkeypatch):
+    import mimdsim.sweep.runner as runner
+
+    path = tmp_path / "s.toml"
+    path.write_text('[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 4\n[sweep]\nresults = "r.jsonl"\n'
+                    '[sweep.axes]\n"chip.tiles" = [64, 128, 256]\n')
+    real, calls = runner.run_point, []
+
+    def second_interrupts(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+    monkeypatch.setattr(runner, "run_point", second_interrupts)
+    assert main(["sweep", str(path), "--serial", "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert "mimdsim: interrupted; 1 of 3 points are kept in" in err and "run the same command again" in err
+    assert "Traceback" not in err
+    monkeypatch.setattr(runner, "run_point", real)
+    assert main(["sweep", str(path), "--serial", "--quiet"]) == 0  # resumes: the other two
+    assert "computed 2 new point(s); 3 in" in capsys.readouterr().out
+
+
+def test_run_file_takes_overrides_of_its_keys(tmp_path, capsys):
+    exp = tmp_path / "e.toml"
+    exp.write_text('[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 4\n[output]\njson = "from_file.json"\n')
+    out = tmp_path / "r.json"
+    assert main(["run", str(exp), "--tiles", "64", "--set", "model.batch=6", "--set", "sram_per_tile=700000",
+                 "--json", str(out), "--quiet"]) == 0
+    d = json.loads(out.read_text())
+    assert len(d["tiles"]["compute_cycles"]) == 64 and d["batch_size"] == 6
+    assert d["memory"]["tile_bytes_limit"] == 700_000
+    assert not (tmp_path / "from_file.json").exists()  # the flag replaced the file's output
+    capsys.readouterr()
+    assert main(["run", str(exp), "--set", "model.batch=0", "--quiet"]) == 2
+    assert "--set: model.batch = 0 must be an integer >= 1" in capsys.readouterr().err
+    assert main(["run", str(exp), "--gpu", "a100-40gb", "--strategy", "fused", "--quiet"]) == 0  # now a comparison
+    assert "mimdsim compare" in capsys.readouterr().out
+
+
+def test_progress_line_without_optional_packages():
+    import io
+
+    from mimdsim.report.progress import Progress
+    s = io.StringIO()
+    p = Progress("simulating", "timestep", stream=s, delay=0.0, every=0.0)
+    for i in range(1, 4):
+        p(i, 3)
+    p.close()
+    lines = s.getvalue().splitlines()
+    assert lines[0].startswith("simulating: 1/3 timesteps") and lines[-1].startswith("simulating: 3/3")
+    assert "left" in lines[1]  # the time left, from the rate since the first report
+    quiet = io.StringIO()
+    q = Progress("simulating", stream=quiet)  # a run shorter than the delay prints nothing
+    q(1, 2), q(2, 2), q.close()
+    assert quiet.getvalue() == ""

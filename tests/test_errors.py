@@ -150,10 +150,292 @@ def test_cli_errors_are_one_line(argv, match, capsys):
 
 
 def test_cli_rejects_bad_flags(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["simulate", "--layers", "a,b"])
-    assert e.value.code == 2
+    assert main(["simulate", "--layers", "a,b"]) == 2
     assert "not a comma-separated list of integers" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["simulate", "--set", "tile_count=3"])
+    assert main(["simulate", "--set", "tile_count=3"]) == 2
     assert "unknown chip field(s) ['tile_count']; valid fields: " in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 18: a newcomer's bad inputs over every command, each a one-line error naming the value,
+# the limit and the fix (or a correct result), never a traceback, a silent clamp or a crash.
+# ---------------------------------------------------------------------------------------------
+import re  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+
+SIM = ["simulate", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
+CMP = ["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
+TRAIN = ["train", "--data", "randman", "--classes", "3", "--inputs", "12", "--samples-per-class", "16",
+         "--timesteps", "8", "--hidden", "16,8", "--max-activity", "0.25", "--batch", "8", "--tiles", "64",
+         "--epochs", "1", "--quiet", "--no-gpu"]
+EXPERIMENT = '[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 4\n'
+
+
+def _one_line_error(argv, capsys):
+    """Run the CLI; return its single stderr line (and check: exit 2, one line, no traceback)."""
+    capsys.readouterr()
+    rc = main(argv)
+    err = capsys.readouterr().err
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert rc == 2, (rc, err)
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("mimdsim"), err
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "e.toml").write_text(EXPERIMENT)
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.toml").write_text("not toml [[[\n")
+    for name, axes in {"big": '"model.batch" = {range = [1, 100000, 1]}\n"run.seed" = {range = [0, 99999, 1]}\n',
+                       "rev": '"chip.tiles" = {range = [1472, 256, 128]}\n',
+                       "ok": '"chip.tiles" = [64, 128]\n',
+                       "revu": '"run.activity" = {uniform = [0.05, 0.001]}\n',
+                       "huge_axis": '"run.seed" = {range = [0, 10000000000, 1]}\n'}.items():
+        mode = 'mode = "random"\nsamples = 3\n' if name == "revu" else ""
+        (tmp_path / f"{name}.toml").write_text(EXPERIMENT + f'[sweep]\n{mode}results = "{name}.jsonl"\n'
+                                               f'[sweep.axes]\n{axes}')
+    return tmp_path
+
+
+# (argv, pattern of the one-line error). "{d}" is the test's folder (see ``files``).
+BAD_INPUTS = [
+    # numbers: negative, zero, huge, not a number (each names the flag, the value and the limit)
+    (SIM + ["--seed", "-1"], r"--seed: -1 must be an integer >= 0 \(numpy seeds are non-negative\)"),
+    (SIM + ["--seed", "abc"], r"--seed: 'abc' is not an integer"),
+    (SIM + ["--timesteps", "0"], r"--timesteps: 0 must be an integer >= 1"),
+    (SIM + ["--timesteps", "-5"], r"--timesteps: -5 must be an integer >= 1"),
+    (SIM + ["--timesteps", "2.5"], r"--timesteps: '2.5' is not an integer; give a whole number, e.g. 2"),
+    (SIM + ["--timesteps", "1000000000"], r"T=1,000,000,000 x B=4 would take .* GiB of this machine's memory; "
+                                          r"the limit is .*lower --timesteps or --batch"),
+    (SIM + ["--batch", "0"], r"--batch: 0 must be an integer >= 1"),
+    (SIM + ["--batch", "100000"], r"tile 1 needs 2,000,000 B but has 638,976 B.*lower --timesteps or --batch"),
+    (SIM + ["--max-activity", "0"], r"--max-activity: 0.0 must be a number in \(0, 1\]"),
+    (SIM + ["--max-activity", "2"], r"--max-activity: 2.0 must be a number in \(0, 1\]"),
+    (SIM + ["--max-activity", "nan"], r"--max-activity: 'nan' is not a finite number"),
+    (SIM + ["--activity", "1.5"], r"--activity: 1.5 must be a number in \[0, 1\]"),
+    (SIM + ["--activity", "-0.1"], r"--activity: -0.1 must be a number in \[0, 1\]"),
+    (SIM + ["--activity", "0.1,0.1,0.1"], r"activity has 3 entries; give one number or 2"),
+    (SIM + ["--candidate-activity", "2"], r"--candidate-activity: 2.0 must be a number in \[0, 1\]"),
+    (SIM + ["--input-activity", "-1"], r"--input-activity: -1.0 must be a number in \[0, 1\]"),
+    (SIM + ["--input-capacity", "0"], r"--input-capacity: 0 must be an integer >= 1"),
+    (SIM + ["--input-capacity", "100000"], r"--input-capacity 100000 must be an integer between 1 and 300"),
+    (SIM + ["--theta2", "5"], r"--theta2 5.0 must be a number <= 1"),
+    (SIM + ["--weight-scale", "0"], r"--weight-scale: 0.0 must be a number > 0"),
+    (SIM + ["--weight-scale", "-1"], r"--weight-scale: -1.0 must be a number > 0"),
+    (SIM + ["--neurons-per-tile", "0"], r"--neurons-per-tile: 0 must be an integer >= 1"),
+    (SIM + ["--neurons-per-tile", "1000000"], r"tile 1 needs [\d,]+ B but has 638,976 B"),
+    (SIM + ["--tiles", "0"], r"--tiles: 0 must be an integer between 1 and 1048576"),
+    (SIM + ["--tiles", "5000000000"], r"--tiles: 5000000000 must be an integer between 1 and 1048576"),
+    (SIM + ["--tiles", "2"], r"layer 1 \(300 -> 200 neurons\) needs at least 1 MiB of SRAM.*--set sram_per_tile=N"),
+    (SIM + ["--chips", "0"], r"--chips: 0 must be an integer >= 1"),
+    (SIM + ["--chips", "-1"], r"--chips: -1 must be an integer >= 1"),
+    # sizes
+    (SIM[:1] + ["--layers", "300"], r"--layers: '300': give at least an input and an output size"),
+    (SIM[:1] + ["--layers", "300,,10"], r"--layers: '300,,10' has an empty entry"),
+    (SIM[:1] + ["--layers", "300,-2,10"], r"sizes\[1\]=-2 must be an integer >= 1"),
+    (SIM[:1] + ["--layers", "a,b"], r"not a comma-separated list of integers"),
+    (SIM[:1] + ["--layers", "2312,20000,20000,10"], r"layer 2 \(20000 -> 20000 neurons\) needs at least 6,104 MiB"),
+    # unknown names (with the closest one)
+    (SIM + ["--chip", "ipu-mk"], r"unknown chip 'ipu-mk'.*Did you mean 'ipu-mk1' or 'ipu-mk2'\?"),
+    (SIM + ["--overflow", "bogus"], r"--overflow: invalid choice: 'bogus'"),
+    (SIM + ["--set", "foo=1"], r"unknown chip field\(s\) \['foo'\]"),
+    (SIM + ["--set", "sram_per_tile=abc"], r"--set sram_per_tile: 'abc' is not a number"),
+    (SIM + ["--set", "noequals"], r"--set takes FIELD=VALUE"),
+    (SIM + ["--set", "tiles=0"], r"--set tiles=0 must be an integer >= 1; pass e.g. --set tiles=1472"),
+    (SIM + ["--set", "clock_hz=-1"], r"--set clock_hz=-1 must be a positive finite number"),
+    (SIM + ["--schedule", "per-op"], r"--schedule per-op is the Kalman fit's"),
+    (SIM + ["--optimizer", "sgd", "--inference"], r"--optimizer given with --inference"),
+    (SIM + ["--model", "/nonexistent.nir"], r"NIR file '/nonexistent.nir' does not exist"),
+    (CMP + ["--gpu", "a100"], r"unknown GPU 'a100'.*Did you mean 'a100-40gb' or 'a100-80gb'\?"),
+    (CMP + ["--strategy", "magic"], r"--strategy: unknown value \['magic'\]; choose from"),
+    (CMP + ["--strategy", ""], r"--strategy: unknown value ''"),
+    (CMP + ["--precision", "fp64"], r"--precision: invalid choice: 'fp64'"),
+    (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
+    (CMP + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
+    (CMP + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
+    (CMP + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
+    (CMP + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
+    (CMP + ["--workload", "kalman", "--schedule", "published"], r"--schedule published is the SNN step's program"),
+    (CMP + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
+    (CMP + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
+    # unwritable outputs, refused before the run
+    (SIM + ["--json", "/nonexistent/dir/r.json"], r"--json '/nonexistent/dir/r.json': the folder '/nonexistent/dir' does "
+                                                  r"not exist"),
+    (SIM + ["--json", "{d}"], r"--json '.*' is a folder; give a file name"),
+    (SIM + ["--csv", "{d}/afile/x.csv"], r"--csv .*afile/x.csv': the folder .*afile' is not a folder"),
+    (SIM + ["--plot", "{d}/afile"], r"--plot '.*afile' is a file; give a folder"),
+    (SIM + ["--trace", "/nonexistent/t.json"], r"--trace '/nonexistent/t.json'"),
+    (SIM + ["--json", "{d}/same.json", "--trace", "{d}/same.json"], r"--json and --trace both write"),
+    (CMP + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
+    # run FILE
+    (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
+    (["run", "{d}/bad.toml"], r"bad.toml: not valid TOML"),
+    (["run", "{d}/e.toml", "--tiles", "0"], r"--tiles: 0 must be an integer between 1"),
+    (["run", "{d}/e.toml", "--set", "model.batch=0"], r"--set: model.batch = 0 must be an integer >= 1"),
+    (["run", "{d}/e.toml", "--set", "model.nope=1"], r"unknown key 'model.nope'.*Did you mean 'model.nir'\?"),
+    (["run", "{d}/e.toml", "--set", "model.layers=abc"], r"--set: model.layers must be a list of integers"),
+    (["run", "{d}/e.toml", "--json", "/nonexistent/x.json"], r"--json '/nonexistent/x.json'"),
+    # train: degenerate data sets and bad numbers
+    (TRAIN + ["--classes", "1"], r"--classes: 1 must be an integer >= 2 \(a classifier needs at least two classes"),
+    (TRAIN + ["--classes", "0"], r"--classes: 0 must be an integer >= 2"),
+    (TRAIN + ["--epochs", "0"], r"--epochs: 0 must be an integer >= 1"),
+    (TRAIN + ["--lr", "0"], r"--lr: 0.0 must be a number > 0"),
+    (TRAIN + ["--lr", "-1"], r"--lr: -1.0 must be a number > 0"),
+    (TRAIN + ["--hidden", "0"], r"--hidden: '0' is not a comma-separated list of positive sizes"),
+    (TRAIN + ["--inputs", "0"], r"--inputs: 0 must be an integer >= 1"),
+    (TRAIN + ["--samples-per-class", "0"], r"--samples-per-class: 0 must be an integer >= 1"),
+    (TRAIN + ["--max-rate", "2"], r"--max-rate: 2.0 must be a number in \[0, 1\]"),
+    (TRAIN + ["--init-activity", "2"], r"--init-activity: 2.0 must be a number in \(0, 1\]"),
+    (TRAIN + ["--seed", "-1"], r"--seed: -1 must be an integer >= 0"),
+    (TRAIN + ["--data-seed", "-3"], r"--data-seed: -3 must be an integer >= 0"),
+    (TRAIN + ["--duration", "0"], r"--duration: 0.0 must be a number > 0"),
+    (TRAIN + ["--checkpoint-every", "0"], r"--checkpoint-every: 0 must be an integer >= 1"),
+    (TRAIN + ["--data", "events"], r"--data events needs --events FILE.npz"),
+    (TRAIN + ["--resume"], r"--resume needs --checkpoint"),
+    (TRAIN + ["--resume", "--checkpoint", "/nonexistent.npz"], r"nothing to resume"),
+    (TRAIN + ["--checkpoint", "/nonexistent/dir/c.npz"], r"--checkpoint '/nonexistent/dir/c.npz': the folder"),
+    (TRAIN + ["--json", "/nonexistent/dir/h.json"], r"--json '/nonexistent/dir/h.json': the folder"),
+    # chips, gpus, unknown commands
+    (["chips", "--foo"], r"unrecognized arguments: --foo"),
+    (["gpus", "extra"], r"unrecognized arguments: extra"),
+    (["nonsense"], r"invalid choice: 'nonsense'"),
+    # sweeps: workers, an unreachable scheduler, absurd and reversed ranges, unwritable outputs
+    (["sweep", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
+    (["sweep", "{d}/e.toml"], r"a sweep file needs a \[sweep.axes\] table"),
+    (["sweep", "{d}/ok.toml", "--workers", "0"], r"--workers: 0 must be an integer >= 1"),
+    (["sweep", "{d}/ok.toml", "--workers", "-3"], r"--workers: -3 must be an integer >= 1"),
+    (["sweep", "{d}/ok.toml", "--scheduler", "tcp://127.0.0.1:1"], r"--scheduler 'tcp://127.0.0.1:1': no Dask "
+                                                                  r"scheduler answers.*drop --scheduler"),
+    (["sweep", "{d}/ok.toml", "--scheduler", "://bad"], r"--scheduler '://bad' is not an address like tcp://host:8786"),
+    (["sweep", "{d}/ok.toml", "--plot", "{d}/afile"], r"--plot '.*afile' is a file"),
+    (["sweep", "{d}/big.toml"], r"the grid of 100,000 x 100,000 axis values is 10,000,000,000 points; the limit of a "
+                                r"sweep is 1,000,000"),
+    (["sweep", "{d}/huge_axis.toml"], r"has 10,000,000,001 values; the limit of a sweep is 1,000,000"),
+    (["sweep", "{d}/rev.toml"], r"runs from 1472 to 256 with step 128.*swap start and stop, or give step -128"),
+    (["sweep", "{d}/revu.toml"], r"the low end 0.05 is above the high end 0.001; swap them"),
+]
+
+
+@pytest.mark.parametrize("argv,match", BAD_INPUTS, ids=[" ".join(a[len(SIM) if a[:len(SIM)] == SIM else
+                                                                   len(CMP) if a[:len(CMP)] == CMP else
+                                                                   len(TRAIN) if a[:len(TRAIN)] == TRAIN else 0:])
+                                                        or a[0] for a, _ in BAD_INPUTS])
+def test_bad_input_is_one_clear_line(argv, match, files, capsys):
+    line = _one_line_error([a.replace("{d}", str(files)) for a in argv], capsys)
+    assert re.search(match, line), line
+
+
+def test_cli_errors_use_flags_not_python_keywords(capsys):
+    from mimdsim.cli import cli_terms
+    assert cli_terms("batch_size=0 must be an integer >= 1") == "--batch 0 must be an integer >= 1"
+    assert cli_terms("use schedule='fused' or overflow='lowest-index'") == "use --schedule fused or --overflow lowest-index"
+    assert cli_terms("pass e.g. system('ipu-mk2', chips=2)") == "pass e.g. --chips 2"
+    assert cli_terms("optimizer= given with training=False") == "--optimizer given with --inference"
+    assert cli_terms("the weight scale (Network.feedforward(weight_scale=...), --weight-scale)") == \
+        "the weight scale (--weight-scale)"
+    line = _one_line_error(SIM + ["--set", "tiles=0"], capsys)
+    assert "chip(" not in line and "=1472)" not in line
+
+
+def test_a_million_chips_answer_at_once_with_a_note(capsys):
+    # idle chips are not simulated: no per-tile array for them, the report says why
+    net = mimdsim.Network.feedforward([300, 200, 10])
+    run = mimdsim.simulate(net, mimdsim.system("ipu-mk2", chips=10**6), timesteps=5, batch_size=4, activity=0.02)
+    assert run.program.system.chips == 1 and len(run.report.tile_compute_cycles) == 1472
+    note = [n for n in run.report.notes if "chips asked for" in n]
+    assert note and "1000000 chips asked for, 1 used" in note[0] and "whole layers per chip" in note[0]
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    assert main(SIM + ["--chips", "1000000"]) == 0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 500 * 2**20 and time.perf_counter() - t0 < 120  # generous: ~1 s and tens of MB
+    assert "1000000 chips asked for, 1 used" in capsys.readouterr().out
+
+
+def test_chips_that_are_used_are_simulated_and_no_note():
+    # layers that fill a chip move to the next: both chips run, no idle-chip note
+    net = mimdsim.Network.feedforward([100, 300, 300, 10])
+    run = mimdsim.simulate(net, mimdsim.system("ipu-mk2", chips=2, tiles=64), timesteps=3, batch_size=2,
+                           activity=0.02, neurons_per_tile=8)
+    assert run.program.system.chips == 2 and run.report.placement["chips_used"] == 2
+    assert not any("chips asked for" in n for n in run.report.notes)
+    assert "3 chips asked for, 2 used" in " ".join(mimdsim.simulate(
+        net, mimdsim.system("ipu-mk2", chips=3, tiles=64), timesteps=3, batch_size=2, activity=0.02,
+        neurons_per_tile=8).report.notes)
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "--layers", "2312,20000,20000,10", "--quiet"],
+    ["simulate", "--layers", "100,1000000,10", "--chips", "100", "--quiet"],
+    ["simulate", "--timesteps", "1000000000", "--quiet"],
+    ["simulate", "--timesteps", "100000", "--batch", "100000", "--execute", "--quiet"],
+    ["compare", "--workload", "kalman", "--chips", "1000000"],
+])
+def test_absurd_sizes_are_refused_before_any_large_allocation(argv, capsys):
+    tracemalloc.start()
+    rc = main(argv)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert rc == 2 and "Traceback" not in capsys.readouterr().err
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB allocated before refusing"
+
+
+def test_a_ten_billion_point_sweep_is_refused_at_once(files, capsys):
+    tracemalloc.start()
+    line = _one_line_error(["sweep", str(files / "big.toml")], capsys)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert "10,000,000,000 points" in line and peak < 50 * 2**20
+    assert not (files / "big.jsonl").exists()
+
+
+def test_help_reads_well(capsys):
+    assert main(["simulate", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--layers SIZES" in text and "--timesteps N" in text and "--json FILE" in text and "--chip PRESET" in text
+    assert "MODEL_LAYERS" not in text and "TIMESTEPS" not in text
+    assert "comma-separated" in text
+    flat = " ".join(text.split())
+    assert flat.count("(default: 100)") == 1 and "(default: None)" not in flat and "(default: False)" not in flat
+    assert "(default: max activity / 2) (default" not in flat
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--tiles N" in text and "--set KEY=VALUE" in text and "FILE" in text
+    assert main(["sweep", "--help"]) == 0
+    assert "--workers N" in capsys.readouterr().out
+
+
+def test_warnings_are_one_line_in_cli_terms(capsys):
+    assert main(["simulate", "--layers", "200,100,10", "--timesteps", "10", "--batch", "4", "--execute",
+                 "--input-activity", "0.1", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^mimdsim: warning: layer\(s\) [\d, ]+ never spiked.*--weight-scale", err, re.M)
+    assert "Network.feedforward(" not in err
+    assert "UserWarning" not in err and "run = simulate(" not in err
+
+
+def test_negative_seeds_are_refused_in_the_api_too():
+    with pytest.raises(ConfigError, match=r"seed=-1 must be an integer >= 0"):
+        mimdsim.Network.feedforward([30, 20, 4], seed=-1)
+    net = mimdsim.Network.feedforward([30, 20, 4])
+    with pytest.raises(ConfigError, match=r"seed=-1 must be an integer >= 0"):
+        mimdsim.simulate(net, "ipu-mk2", timesteps=3, batch_size=2, activity=0.1, seed=-1)
+
+
+def test_file_values_outside_their_limits_name_file_line_and_key(tmp_path, capsys):
+    exp = tmp_path / "e.toml"
+    exp.write_text('[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 0\n[run]\nseed = -2\n')
+    line = _one_line_error(["run", str(exp)], capsys)
+    assert re.search(r"e.toml:4: model.batch = 0 must be an integer >= 1 \(a step trains at least one sample\)", line)
+
+
+def test_a_checkpoint_from_another_T_is_explained_as_such(tmp_path, capsys):
+    ck = str(tmp_path / "c.npz")
+    assert main(TRAIN + ["--checkpoint", ck]) == 0
+    argv = [a if a != "8" or TRAIN[i - 1] != "--timesteps" else "10" for i, a in enumerate(TRAIN)]
+    line = _one_line_error(argv + ["--checkpoint", ck, "--resume", "--epochs", "2"], capsys)
+    assert "T8" in line and "T10" in line and "timesteps" in line and "capacit" not in line.split("Resume")[0]

@@ -57,10 +57,13 @@ def _check_trace(trace):
         assert isinstance(e["pid"], int)
         if e["ph"] == "X":
             assert e["dur"] >= 0 and e["ts"] >= 0 and isinstance(e["name"], str)
-            slices[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"], e["name"]))
+            # whole nanoseconds at both ends, as a trace viewer reads them: nesting is exact
+            start, dur = round(e["ts"] * 1000), round(e["dur"] * 1000)
+            assert start == pytest.approx(e["ts"] * 1000, abs=1e-6) and dur == pytest.approx(e["dur"] * 1000, abs=1e-6)
+            slices[(e["pid"], e["tid"])].append((start, start + dur, e["name"]))
         if e["ph"] == "C":
             assert all(isinstance(v, (int, float)) for v in e["args"].values())
-    eps = 1e-3
+    eps = 0  # children never end after their parents, not even by a rounding
     for track, ss in slices.items():
         ss.sort(key=lambda s: (s[0], -s[1]))
         stack = []
@@ -99,3 +102,38 @@ def test_long_runs_are_aggregated_and_bounded():
     total = lambda tr: max(e["ts"] + e.get("dur", 0) for e in tr["traceEvents"] if e["ph"] == "X")  # noqa: E731
     assert total(small) == pytest.approx(total(full), rel=1e-6)
     assert total(full) == pytest.approx(run.report.seconds_per_step * 1e6, rel=1e-6)
+
+
+def test_compare_figures_show_every_column_readably(tmp_path, monkeypatch):
+    """The systolic array beside the GPU strategies, a log scale where the bars span decades,
+    labels inside the frame, chip boundaries on a multi-chip heatmap."""
+    from mimdsim.report import plots
+    drawn = {}
+    real_save = plots.save_figure
+
+    def keep(fig, folder, stem):
+        ax = fig.axes[0]
+        drawn[stem] = {"yscale": ax.get_yscale(), "xticks": [t.get_text() for t in ax.get_xticklabels()],
+                       "yticks": [t.get_text() for t in ax.get_yticklabels()], "layout": fig.get_layout_engine(),
+                       "texts": [t.get_text() for t in ax.texts]}
+        fig.canvas.draw()
+        frame = fig.bbox
+        lo, hi = sorted(ax.get_xlim())
+        ticks = [t for t in ax.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+        for text in [ax.title, ax.xaxis.label, ax.yaxis.label, *ticks]:
+            if text.get_text():
+                box = text.get_window_extent()
+                assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1 \
+                    and box.y1 <= frame.y1 + 1, f"{stem}: {text.get_text()!r} is outside the figure"
+        return real_save(fig, folder, stem)
+    monkeypatch.setattr(plots, "save_figure", keep)
+    d = tmp_path / "fig"
+    assert main(["compare", "--layers", "300,200,200,10", "--timesteps", "8", "--batch", "8", "--tiles", "128",
+                 "--chips", "2", "--neurons-per-tile", "2", "--strategy", "per-step,fused", "--systolic", "tpu-v1",
+                 "--plot", str(d), "--quiet"]) == 0
+    bars = drawn["phases"]
+    assert any("tpu-v1" in t for t in bars["xticks"]) and sum("a100" in t for t in bars["xticks"]) == 2
+    assert bars["yscale"] == "log" and bars["layout"] is not None
+    heat = drawn["tile_compute_cycles"]
+    assert heat["yticks"] == ["chip 0", "chip 1"] and {"L1", "L2", "L3"} <= set(heat["texts"])
+    _png_ok(d / "phases.png")

@@ -4,6 +4,60 @@ from __future__ import annotations
 import csv
 import os
 
+from ..errors import ConfigError
+
+OUTPUT_FLAGS = {"output.json": "--json", "output.csv": "--csv", "output.plot": "--plot", "output.trace": "--trace"}
+
+
+def check_file_path(path, flag: str) -> str:
+    """Refuse, before a run, a file path that cannot be written: its folder missing or not a
+    folder, the path a folder, or no write permission. Returns the path."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"{flag} {path!r} is a folder; give a file name, e.g. {os.path.join(path, 'out')!r}")
+    if not os.path.isdir(folder):
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ConfigError(f"{flag} {path!r}: the folder {folder!r} {what}; create it first or choose another path")
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise ConfigError(f"{flag} {path!r} cannot be written (no write permission); choose another path")
+    return path
+
+
+def check_folder_path(path, flag: str) -> str:
+    """Refuse, before a run, a folder for figures that cannot be made or written."""
+    path = os.fspath(path)
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise ConfigError(f"{flag} {path!r} is a file; give a folder (it is created if missing)")
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{flag} {path!r} cannot be written (no write permission); choose another folder")
+        return path
+    parent = os.path.abspath(path)
+    while not os.path.exists(parent):  # the folder and its missing parents are made when written
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise ConfigError(f"{flag} {path!r} cannot be created under {parent!r} ("
+                          f"{'not a folder' if not os.path.isdir(parent) else 'no write permission'}); choose "
+                          f"another folder")
+    return path
+
+
+def check_output_paths(values: dict, keys=tuple(OUTPUT_FLAGS)) -> None:
+    """Check every output path the settings name before anything runs (one-line ConfigError),
+    and that no two outputs share a path."""
+    seen = {}
+    for key in keys:
+        path = values.get(key)
+        if not path:
+            continue
+        flag = OUTPUT_FLAGS.get(key, key)
+        (check_folder_path if key == "output.plot" else check_file_path)(path, flag)
+        real = os.path.abspath(path)
+        if real in seen:
+            raise ConfigError(f"{seen[real]} and {flag} both write {path!r}; give each output its own path")
+        seen[real] = flag
+
 
 def csv_rows(reports) -> list[dict]:
     """One row per superstep (MIMD) or kernel (GPU) kind and phase, for every report."""
@@ -30,7 +84,16 @@ def write_csv(path, reports) -> None:
 
 
 def write_outputs(values, run, result, gpu_reports, timeline) -> list[str]:
-    """Write what ``output.*`` asks for; return one line per file written."""
+    """Write what ``output.*`` asks for; return one line per file written. A write that fails
+    anyway (the disk filled up during the run) is a one-line ConfigError naming the output."""
+    try:
+        return _write_outputs(values, run, result, gpu_reports, timeline)
+    except OSError as e:
+        raise ConfigError(f"could not write {e.filename or 'an output'!r}: {e.strerror or e}; the run itself "
+                          f"finished (re-run with another path)") from None
+
+
+def _write_outputs(values, run, result, gpu_reports, timeline) -> list[str]:
     written = []
     if values.get("output.json"):
         result.to_json(values["output.json"]) if hasattr(result, "gpu") else run.report.to_json(values["output.json"])

@@ -50,61 +50,102 @@ def save_figure(fig, folder, stem) -> list[str]:
     return paths
 
 
-def heatmap(folder, stem, values, tiles_per_chip, title, label, limit=None) -> list[str]:
+def heatmap(folder, stem, values, tiles_per_chip, title, label, limit=None, layers=()) -> list[str]:
+    """Per-tile values on the tile grid, chips top to bottom, with a line between chips and a
+    mark where each layer's tile range starts (``layers``: the mapping's LayerPlacements)."""
     plt = pyplot()
     grid = tile_grid(np.asarray(values, dtype=float), tiles_per_chip)
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.22 * grid.shape[0]))
+    rows = -(-tiles_per_chip // TILE_COLUMNS)
+    chips = grid.shape[0] // rows
+    fig, ax = plt.subplots(figsize=(9, 1.6 + 0.22 * grid.shape[0]), layout="constrained")
     im = ax.imshow(grid, cmap="viridis", aspect="auto", interpolation="nearest",
                    vmin=0, vmax=limit if limit else None)
     cb = fig.colorbar(im, ax=ax)
     cb.set_label(label)
-    ax.set_xlabel("tile column")
-    ax.set_ylabel("tile row (chips top to bottom)")
-    ax.set_title(title)
+    for c in range(1, chips):  # chip boundaries
+        ax.axhline(c * rows - 0.5, color="white", lw=2)
+    if chips > 1:
+        ax.set_yticks([c * rows + (rows - 1) / 2 for c in range(chips)], [f"chip {c}" for c in range(chips)])
+        ax.set_ylabel("chips top to bottom")
+    else:
+        ax.set_ylabel("tile row")
+    ends = [p.first_tile + p.tiles for p in layers]
+    for p, end in zip(layers, ends):  # a layer's first tile: a bar on its left edge and its name
+        for t, text in ((p.first_tile, f"L{p.layer}"), (end, None)):
+            if text is None and end in [q.first_tile for q in layers]:
+                continue  # the next layer's mark is drawn there
+            chip, local = divmod(int(t), tiles_per_chip)
+            if local >= tiles_per_chip:
+                continue
+            row, col = chip * rows + local // TILE_COLUMNS, local % TILE_COLUMNS
+            ax.plot([col - 0.5, col - 0.5], [row - 0.5, row + 0.5], color="white", lw=2)
+            if text:
+                ax.text(col + 0.2, row, text, color="white", fontsize=7, va="center", ha="left", fontweight="bold")
+    ax.set_xlabel(f"tile column (white bars: layer starts{'; lines: chip boundaries' if chips > 1 else ''})")
+    ax.set_title(title, fontsize=10)
     paths = save_figure(fig, folder, stem)
     plt.close(fig)
     return paths
 
 
 def phase_bars(folder, stem, reports, title) -> list[str]:
-    """Stacked seconds by kind for each phase; one group of bars per report."""
+    """Stacked milliseconds by kind for each phase; one group of bars per report (the MIMD chip,
+    each GPU strategy, the systolic array). A log scale when the bars span more than 30x, so a
+    fast column stays visible beside a slow one."""
+    import textwrap
+
     plt = pyplot()
     phases = ["io", "forward", "backward", "update"]
-    fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(reports), 4))
+    fig, ax = plt.subplots(figsize=(3.2 + 1.6 * len(reports), 4.4), layout="constrained")
     width = 0.8 / len(phases)
-    seen = set()
+    seen, tops = set(), []
     for i, r in enumerate(reports):
         for j, phase in enumerate(phases):
             x = i + (j - (len(phases) - 1) / 2) * width
             bottom = 0.0
             for kind, cyc in r.cycles.get(phase, {}).items():
-                secs = cyc / r.clock_hz * 1e3
-                if secs <= 0:
+                ms = cyc / r.clock_hz * 1e3
+                if ms <= 0:
                     continue
-                ax.bar(x, secs, width * 0.9, bottom=bottom, color=KIND_COLOURS.get(kind, "grey"),
+                ax.bar(x, ms, width * 0.9, bottom=bottom, color=KIND_COLOURS.get(kind, "grey"),
                        label=kind if kind not in seen else None)
                 seen.add(kind)
-                bottom += secs
+                bottom += ms
             if bottom > 0:
+                tops.append(bottom)
                 ax.text(x, bottom, phase[:3], ha="center", va="bottom", fontsize=7, rotation=90)
-    ax.set_xticks(range(len(reports)), [f"{r.architecture}\n{r.mode}" for r in reports], fontsize=8)
-    ax.set_ylabel("ms per training step")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+    log = bool(tops) and max(tops) / min(tops) > 30
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(min(tops) / 3, max(tops) * 4)  # room for the phase labels above the tallest bar
+        ax.set_ylabel("ms per training step (log scale)")
+    else:
+        ax.set_ylim(0, (max(tops) if tops else 1) * 1.2)
+        ax.set_ylabel("ms per training step")
+    labels = [f"{r.architecture}\n{r.placement.get('strategy') or r.mode}" if r.platform == "gpu"
+              else f"{'MIMD ' if r.platform == 'mimd' else ''}{r.architecture}\n{r.platform if r.platform != 'mimd' else r.mode}"
+              for r in reports]
+    ax.set_xticks(range(len(reports)), labels, fontsize=8)
+    ax.set_title(textwrap.fill(title, 60), fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="kind", title_fontsize=8)
     paths = save_figure(fig, folder, stem)
     plt.close(fig)
     return paths
 
 
 def plot_run(folder, run, gpu_reports=()) -> list[str]:
-    """The figures of one run (and its GPU comparison): heatmaps and phase bars."""
+    """The figures of one run (and its comparison: GPU strategies, a systolic array): heatmaps
+    with chip and layer boundaries, and phase bars."""
     os.makedirs(folder, exist_ok=True)
     r = run.report
     tpc = run.program.system.chip.tiles
+    layers = getattr(run.program.mapping, "layers", ())
     paths = heatmap(folder, "tile_compute_cycles", r.tile_compute_cycles, tpc,
-                    f"compute cycles per tile, {r.model} on {r.architecture}", "cycles per training step")
+                    f"compute cycles per tile, {r.model} on {r.architecture}", "cycles per training step",
+                    layers=layers)
     paths += heatmap(folder, "tile_memory_bytes", r.tile_memory_bytes, tpc,
-                     f"SRAM per tile, {r.model} on {r.architecture}", "bytes", limit=r.memory["tile_bytes_limit"])
+                     f"SRAM per tile, {r.model} on {r.architecture}", "bytes", limit=r.memory["tile_bytes_limit"],
+                     layers=layers)
     paths += phase_bars(folder, "phases", [r, *gpu_reports], f"where the time goes: {r.model}")
     return paths
 
@@ -112,7 +153,7 @@ def plot_run(folder, run, gpu_reports=()) -> list[str]:
 def speedup_curves(path_stem, x, curves: dict, xlabel, title, log=True) -> list[str]:
     """``curves``: label -> y values over ``x`` (e.g. speedup per strategy over activity)."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
     for label, y in curves.items():
         ax.plot(x, y, marker="o", label=label)
     if log:

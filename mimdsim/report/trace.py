@@ -47,8 +47,14 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
     aggregated = []
     now = 0.0
 
-    def slice_(name, ts, dur, pid=0, tid=0, args=None):
-        e = {"ph": "X", "name": name, "ts": round(ts, 4), "dur": round(dur, 4), "pid": pid, "tid": tid}
+    def ns(t_us: float) -> int:
+        return int(round(t_us * 1000))
+
+    def slice_(name, start, end, pid=0, tid=0, args=None):
+        """A slice from ``start`` to ``end`` (µs): both ends rounded to whole nanoseconds the same
+        way, so a slice that ends inside its parent in exact arithmetic also does in the file."""
+        ts = ns(start)
+        e = {"ph": "X", "name": name, "ts": ts / 1000, "dur": (ns(end) - ts) / 1000, "pid": pid, "tid": tid}
         if args:
             e["args"] = args
         events.append(e)
@@ -56,18 +62,19 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
     def draw(rec, label):
         nonlocal now
         parts = [("sync", rec["sync"]), ("exchange", rec["exchange"] + rec["host"]), ("compute", rec["compute"])]
-        total = sum(c for _, c in parts) * us
-        slice_(label, now, total, args={"phase": rec["phase"], "t": rec["t"]})
-        t0 = now
+        t0, first = now, len(events)
         for name, c in parts:
             if c > 0:
-                slice_(name, t0, c * us)
+                slice_(name, t0, t0 + c * us)
                 if name == "compute" and "group_compute" in rec:
                     for g, gc in enumerate(rec["group_compute"]):
-                        if gc > 0:
-                            slice_(f"{rec['name']} compute", t0, gc * us, pid=int(group_chip[g]) + 1, tid=g + 1)
+                        if gc > 0:  # a group's slowest tile is at most the superstep's slowest
+                            slice_(f"{rec['name']} compute", t0, t0 + min(gc, c) * us, pid=int(group_chip[g]) + 1,
+                                   tid=g + 1)
             t0 += c * us
-        now += total
+        slice_(label, now, t0, args={"phase": rec["phase"], "t": rec["t"]})  # ends where its last part ends
+        events.insert(first, events.pop())
+        now = t0
 
     for key, recs in _runs(timeline):
         phase_start = now
@@ -93,8 +100,7 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
                 aggregated.append(f"{key}: timesteps {mts[0]}..{mts[-1]} ({len(mts)}) drawn as one slice per superstep kind")
         if key is not None and now > phase_start:
             # the phase slice must enclose its supersteps: insert it before them
-            events.append({"ph": "X", "name": key, "ts": round(phase_start, 4), "dur": round(now - phase_start, 4),
-                           "pid": 0, "tid": 0, "args": {"loop": True}})
+            slice_(key, phase_start, now, args={"loop": True})
     if run is not None and getattr(run, "stats", None) is not None:
         st = run.stats
         # counter values at the start of each forward step
@@ -104,7 +110,7 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
                 t_us.setdefault(rec["t"], now2)
             now2 += (rec["sync"] + rec["exchange"] + rec["host"] + rec["compute"]) * us
         for t, ts_ in sorted(t_us.items()):
-            events.append({"ph": "C", "name": "kept spikes", "pid": 0, "ts": round(ts_, 4),
+            events.append({"ph": "C", "name": "kept spikes", "pid": 0, "ts": ns(ts_) / 1000,
                            "args": {f"layer {l}": int(st.kept[l][t].sum()) for l in range(1, len(st.kept))}})
     used = program.tile_bytes()
     for chip in range(program.system.chips):
@@ -112,7 +118,7 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
                        "args": {"bytes": int(used[chip * tpc:(chip + 1) * tpc].max())}})
     events.sort(key=lambda e: (e.get("ts", -1), -e.get("dur", 0)))
     return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": {"generator": "mimdsim", "model": program.meta.model,
+            "otherData": {"generator": "mimdsim", "model": program.meta.model, "timestamps": "whole nanoseconds",
                           "system": program.system.name, "aggregated": aggregated or "none",
                           "time unit": "microseconds of simulated chip time"}}
 

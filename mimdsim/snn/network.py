@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_int, check_number, is_int
+from ..validate import check_choice, check_int, check_number, check_seed, is_int
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
@@ -395,6 +395,6 @@ def initial_params(spec: NeuronSpec, dtype=np.float32) -> dict:
 
 def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32) -> list:
     """Normal weights with std ``scale / sqrt(fan_in)``, one matrix per layer, seeded."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
     return [(rng.standard_normal((n_in, n_out)) * (scale / math.sqrt(n_in))).astype(dtype)
             for n_in, n_out in zip(sizes[:-1], sizes[1:])]

@@ -27,7 +27,7 @@ def plot_sweep(sweep, records, folder) -> list[str]:
     note = f" (mean over {', '.join(axes[2:])})" if len(axes) > 2 else ""
     if len(axes) == 1 or len({r['params'][axes[1]] for r in ok}) == 1:
         x = sorted({r["params"][axes[0]] for r in ok})
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
         for name in names:
             y = [np.mean([metrics(r)[name] for r in ok if r["params"][axes[0]] == v]) for v in x]
             ax.plot(x, y, marker="o", label=name)
@@ -48,7 +48,7 @@ def plot_sweep(sweep, records, folder) -> list[str]:
                 vals = [metrics(r)[name] for r in ok if r["params"][axes[0]] == xv and r["params"][axes[1]] == yv]
                 if vals:
                     grid[b, a] = np.mean(vals)
-        fig, ax = plt.subplots(figsize=(1.5 + 0.7 * len(xs), 1.2 + 0.5 * len(ys)))
+        fig, ax = plt.subplots(figsize=(2.5 + 0.7 * len(xs), 1.8 + 0.5 * len(ys)), layout="constrained")
         im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
         for b in range(len(ys)):
             for a in range(len(xs)):

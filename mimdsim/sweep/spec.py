@@ -28,12 +28,13 @@ import os
 import numpy as np
 
 from ..arch.chip import CHIPS
-from ..errors import ConfigError, MimdsimError
+from ..errors import ConfigError, DoesNotFit, MimdsimError, OutOfTileMemory
 from ..experiment import key_lines, load_experiment, tomllib
 from ..settings import FILE_KEYS, check_value
 from ..validate import check_choice, check_int, did_you_mean
 
 MODES = ("grid", "zip", "random")
+MAX_POINTS = 1_000_000  # every point is checked, kept as a record and written as a line
 SWEEP_KEYS = ("mode", "samples", "seed", "results", "execute", "axes")
 
 
@@ -65,16 +66,32 @@ def _expand(key, spec, mode, where):
         try:
             if kind == "range":
                 start, stop, step = args
-                if step == 0 or (stop - start) / step < 0:
-                    raise ValueError
+                if step == 0:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r}: the step is 0; give a non-zero step, "
+                                      f"e.g. {{range = [{start}, {stop}, 1]}}")
+                if (stop - start) / step < 0:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r} runs from {start} to {stop} with step {step}, "
+                                      f"which never gets there: no values; swap start and stop, or give step "
+                                      f"{-step} (a range is [start, stop, step], stop inclusive)")
+                count = int((stop - start) / step) + 1
+                if count > MAX_POINTS:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r} has {count:,} values; the limit of a sweep is "
+                                      f"{MAX_POINTS:,} points; use a larger step, or mode = 'random' with samples = N")
                 vals = list(np.arange(start, stop + step / 2 if step > 0 else stop + step / 2, step))
                 vals = [int(v) if all(isinstance(a, int) for a in args) else float(v) for v in vals]
             elif kind == "logrange":
                 start, stop, num = args
                 if start <= 0 or stop <= 0 or int(num) != num or num < 1:
                     raise ValueError
+                if num > MAX_POINTS:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r} asks for {num:,} values; the limit of a sweep is "
+                                      f"{MAX_POINTS:,} points; ask for fewer")
                 vals = [float(v) for v in np.geomspace(start, stop, int(num))]
             elif kind in ("uniform", "loguniform", "choice") and mode == "random":
+                if kind != "choice" and len(args) == 2 and all(isinstance(a, (int, float)) for a in args) \
+                        and args[0] > args[1]:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r}: the low end {args[0]} is above the high end "
+                                      f"{args[1]}; swap them ({{{kind} = [{args[1]}, {args[0]}]}})")
                 if kind != "choice" and (len(args) != 2 or args[0] > args[1] or (kind == "loguniform" and args[0] <= 0)):
                     raise ValueError
                 if kind == "choice" and not args:
@@ -82,6 +99,8 @@ def _expand(key, spec, mode, where):
                 return spec
             else:
                 raise ValueError
+        except ConfigError:
+            raise
         except (TypeError, ValueError):
             raise ConfigError(f"{where}: axis {key!r} = {spec!r} is not a valid "
                               f"{kind if kind in ('range', 'logrange', 'uniform', 'loguniform', 'choice') else 'axis'}; "
@@ -119,6 +138,13 @@ def load_sweep(path) -> Sweep:
         axes[key] = _expand(key, spec, mode, where)
     if not axes:
         raise ConfigError(f"{path}: [sweep.axes] is empty; give at least one axis")
+    if mode != "random":  # counted before any point is made: a 10^10-point grid is refused at once
+        count = int(np.prod([float(len(v)) for v in axes.values()])) if mode == "grid" else \
+            max(len(v) for v in axes.values())
+        if count > MAX_POINTS:
+            sizes = " x ".join(f"{len(v):,}" for v in axes.values())
+            raise ConfigError(f"{path}: the {mode} of {sizes} axis values is {count:,} points; the limit of a sweep is "
+                              f"{MAX_POINTS:,}; use fewer values per axis, or mode = 'random' with samples = N")
     if mode == "zip":
         lengths = {k: len(v) for k, v in axes.items()}
         if len(set(lengths.values())) != 1:
@@ -127,8 +153,8 @@ def load_sweep(path) -> Sweep:
     elif mode == "grid":
         points = [dict(zip(axes, vals)) for vals in itertools.product(*axes.values())]
     else:
-        n = check_int("sweep.samples", sw.get("samples"), low=1, where=f"{path}:{lines.get('sweep.samples', '?')}: ",
-                      fix="a random sweep draws that many points")
+        n = check_int("sweep.samples", sw.get("samples"), low=1, high=MAX_POINTS,
+                      where=f"{path}:{lines.get('sweep.samples', '?')}: ", fix="a random sweep draws that many points")
         rng = np.random.default_rng(sw.get("seed", 0))
         cols = {}
         for key, spec in axes.items():
@@ -188,6 +214,8 @@ def check_points(sweep: Sweep, lines) -> None:
         seen.add(shape)
         try:
             build_run(values)
+        except (DoesNotFit, OutOfTileMemory):  # a point too large for the chip is a result of the sweep: recorded when it runs
+            continue
         except MimdsimError as e:
             key = next((k for k in params if k.split(".")[-1] in str(e) or k.split(".")[0] in str(e)),
                        next(iter(params)))

@@ -112,7 +112,7 @@ def cmd_train(args) -> int:
 def add_parser(sub):
     """Add the ``train`` subcommand to the ``mimdsim`` subparsers ``sub``."""
     t = sub.add_parser("train", help="train an SNN on the simulated chip (execution-driven) and time it",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       formatter_class=argparse.HelpFormatter,  # settings.help_text states each default once
                        description="Train a feed-forward LIF network with sparse BPTT through the chip's codelets; "
                                    "per epoch: loss, accuracy, activity, dropped spikes, simulated chip and GPU seconds.")
     add_arguments(t, "train", groups=(DATA, NETWORK, TRAINING, CHIP))

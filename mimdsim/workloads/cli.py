@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from ..experiment import build_system
+from ..validate import check_host_bytes
 from .compare import compare_kalman, compare_mlp
 
 
@@ -26,6 +27,10 @@ def execute_workload(values: dict, *, out=print):
             raise ConfigError(f"{key} is written for the SNN step only; for --workload {v['workload.name']} use "
                               f"--json (output.json)")
     sys_ = build_system(v)
+    # the workload spreads over every tile of the system: refuse a system whose per-tile arrays
+    # (a dozen int64/float64 per tile) would not fit this machine, before allocating them
+    check_host_bytes(f"the per-tile arrays of {sys_.chips:,} chip(s) x {sys_.chip.tiles:,} tiles", sys_.tiles * 8 * 16,
+                     fix="use fewer chips (--chips) or tiles (--tiles)")
     stream = not v["workload.resident"]
     if v["workload.name"] == "kalman":
         cpu = None if str(v["workload.cpu"]).lower() == "none" else v["workload.cpu"]
@@ -39,8 +44,13 @@ def execute_workload(values: dict, *, out=print):
                              batches=v["workload.batches"])
     else:
         raise ConfigError(f"workload.name={v['workload.name']!r}: choose snn, kalman or mlp")
+    if v.get("output.json"):  # written before the table is printed: a closed pipe loses no file
+        try:
+            result.to_json(v["output.json"])
+        except OSError as e:
+            raise ConfigError(f"could not write {v['output.json']!r}: {e.strerror or e}; the run itself finished "
+                              f"(re-run with another path)") from None
     out(result.format())
     if v.get("output.json"):
-        result.to_json(v["output.json"])
         out(f"\n  wrote {v['output.json']}")
     return result

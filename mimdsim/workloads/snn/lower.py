@@ -53,7 +53,7 @@ from ...program import Loop, Program, ProgramMeta, Superstep, TensorAlloc, Verte
 from ...snn.network import LIFParams, Structure, describe_sizes
 from ...snn.readout import Readout
 from ...validate import check_choice, check_int
-from .mapping import LayerPlacement, Layout, map_network
+from .mapping import LayerPlacement, Layout, check_layers_fit, map_network, trim_idle_chips
 
 F32 = 4
 PRECISIONS = {"fp32": 4, "fp16": 2}
@@ -256,8 +256,11 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     check_step(timesteps, batch_size, optimizer)
     check_choice("precision", precision, tuple(PRECISIONS))
     chip = system.chip
+    check_layers_fit(sizes, system, training=training, optimizer=optimizer, reserve_tile0=reserve_tile0,
+                     bytes_per_value=PRECISIONS[precision])  # from shapes, before any per-tile array
     layout = map_network(sizes[1:], chips=system.chips, tiles_per_chip=chip.tiles,
                          neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
+    system, layout = trim_idle_chips(system, layout)  # chips no layer reaches are not simulated
     L = len(layout.layers)
     st = structure if structure is not None else default_structure(L)
     if len(st.layers) != L:

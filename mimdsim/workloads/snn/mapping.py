@@ -7,11 +7,12 @@ of a chip starts on the next one); tile 0 of the first chip may be reserved
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import ConfigError
+from ...errors import ConfigError, DoesNotFit
 from ...validate import check_int
 
 NEURONS_PER_TILE_FIX = "2 or more uses the float2 SIMD lanes"
@@ -117,3 +118,52 @@ def map_network(layer_sizes, *, chips: int, tiles_per_chip: int, neurons_per_til
         f"layer {l} ({n} neurons) needs {need} tiles at {candidates[-1] if neurons_per_tile is None else neurons_per_tile}"
         f" neurons per tile, but the layers do not fit on {chips} chip(s) of {tiles_per_chip} tiles "
         f"({usable} usable on chip 0; whole layers per chip). Raise neurons_per_tile or use more chips.")
+
+
+def trim_idle_chips(system, layout: Layout):
+    """The system and layout cut to the chips the layers occupy (chips 0..k-1, whole layers per
+    chip fill them in order): idle chips hold nothing and run nothing, so they are not
+    simulated and no per-tile array is made for them (a million asked-for chips cost nothing).
+    :func:`idle_chips_note` says so in the report."""
+    used = max(p.chip for p in layout.layers) + 1
+    if used >= system.chips:
+        return system, layout
+    return dataclasses.replace(system, chips=used), dataclasses.replace(layout, chips=used)
+
+
+def idle_chips_note(asked: int, used: int, tiles_used: int, tiles_per_chip: int) -> str:
+    """One line for the report when fewer chips were used than asked for (empty if none)."""
+    if used >= asked:
+        return ""
+    return (f"{asked} chips asked for, {used} used: the layers fill {tiles_used} of {used * tiles_per_chip} tiles "
+            f"on {used} chip(s) and a layer moves to the next chip only when the current one is full (whole "
+            f"layers per chip), so chips {used}-{asked - 1} stay idle and are not simulated; to spread the layers, "
+            f"lower --tiles (tiles per chip) or --neurons-per-tile")
+
+
+def weight_bytes_lower_bound(sizes, *, training: bool = True, optimizer: str = "adam", bytes_per_value: int = 4):
+    """Per layer (1..L), the fewest bytes of SRAM its weights need wherever they are placed:
+    the weight matrix, and when training its gradient and the optimizer's state (Adam: two
+    moments). A lower bound from shapes alone, computed before anything is allocated."""
+    copies = 1 + (1 + (2 if optimizer == "adam" else 0) if training else 0)
+    return [int(a) * int(b) * bytes_per_value * copies for a, b in zip(sizes[:-1], sizes[1:])]
+
+
+def check_layers_fit(sizes, system, *, training: bool = True, optimizer: str = "adam",
+                     reserve_tile0: bool = True, bytes_per_value: int = 4) -> None:
+    """Refuse, from shapes alone, a network whose weights cannot fit: a layer lives on one chip,
+    so its weight bytes (:func:`weight_bytes_lower_bound`) must fit a chip's SRAM. Called before
+    the network's weights or the memory plan are allocated, so a 20000-wide layer is refused
+    in milliseconds instead of after gigabytes of allocation."""
+    chip = system.chip
+    usable = (chip.tiles - (1 if reserve_tile0 else 0)) * chip.sram_per_tile
+    for l, need in enumerate(weight_bytes_lower_bound(sizes, training=training, optimizer=optimizer,
+                                                              bytes_per_value=bytes_per_value), start=1):
+        if need > usable:
+            what = "weights" + (" with their gradient" + (" and Adam moments" if optimizer == "adam" else "")
+                                if training else "")
+            raise DoesNotFit(
+                f"layer {l} ({sizes[l - 1]} -> {sizes[l]} neurons) needs at least {need / 2**20:,.0f} MiB of SRAM for "
+                f"its {what}, but one {chip.name} chip has {usable / 2**20:,.0f} MiB ({chip.tiles} tiles x "
+                f"{chip.sram_per_tile:,} B) and a layer lives on one chip; make the layer narrower (--layers) or give "
+                f"the chip more SRAM (--set sram_per_tile=N)")

@@ -20,9 +20,9 @@ from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
 from ...report import Report
 from ...snn import Network
-from ...validate import check_choice, check_fractions, check_int
+from ...validate import check_choice, check_fractions, check_int, check_seed
 from .lower import PRECISIONS, check_fits, check_step, compile_program
-from .mapping import NEURONS_PER_TILE_FIX
+from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
 from .source import ExecutionSource, RateSource, SpikeStats
 
 
@@ -141,6 +141,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "(or pass inputs= and labels= for an execution-driven run)")
         T, B = timesteps, batch_size
     check_step(T, B, opt_kind)
+    check_seed("seed", seed)
     if neurons_per_tile is not None:
         check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
     if precision is None:
@@ -172,6 +173,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     report = run_program(program, source, timeline=timeline, progress=progress)
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
+    idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles)
+    if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
+        report.notes.append(idle)
     if not execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
         pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
         report.notes.append(f"rate-driven: assumed firing rates per layer (input first) {pct(source.activity)} and "
