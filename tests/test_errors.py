@@ -258,7 +258,6 @@ BAD_INPUTS = [
     (CMP + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
     (CMP + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (CMP + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
-    (CMP + ["--workload", "kalman", "--schedule", "published"], r"--schedule published is the SNN step's program"),
     (CMP + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
     (CMP + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
     # unwritable outputs, refused before the run
