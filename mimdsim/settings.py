@@ -115,9 +115,10 @@ SETTINGS: tuple[Setting, ...] = (
             "the optimizer whose update the step runs on the chip (the study: adam multi-layer, sgd multi-neuron)",
             choices=("adam", "sgd"), commands=("simulate", "compare")),
     Setting("run.schedule", "--schedule", "str", None,
-            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF) or 'fused' "
-            "(hand-fused supersteps; the default otherwise); kalman 'fused' (default) or 'per-op'",
-            choices=("published", "fused", "per-op"), commands=("simulate", "compare")),
+            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF), 'fused' "
+            "(hand-fused supersteps; the default otherwise) or 'poptorch' (dense, poplin-planned matmuls as PopTorch "
+            "builds snnTorch); kalman 'fused' (default) or 'per-op'",
+            choices=("published", "fused", "poptorch", "per-op"), commands=("simulate", "compare")),
     Setting("workload.resident", "--resident", "bool", False,
             "kalman, mlp: data stay in tile (device) memory; no host I/O is timed", commands=("compare",)),
     Setting("workload.batches", "--batches", "int", 1, "kalman, mlp: batches per run (one launch per run)",

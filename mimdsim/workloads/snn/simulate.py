@@ -54,7 +54,7 @@ class Run:
         return self._source.traces() if isinstance(self._source, ExecutionSource) else None
 
 
-def _check_inputs(net: Network, inputs, labels):
+def _check_inputs(net: Network, inputs, labels, analog=False):
     if labels is None:
         raise ConfigError("execution-driven simulate needs labels (an int array of shape [batch])")
     x = np.asarray(inputs)
@@ -66,11 +66,14 @@ def _check_inputs(net: Network, inputs, labels):
     if x.dtype != bool:
         if not np.issubdtype(x.dtype, np.number):
             raise ConfigError(f"inputs have dtype {x.dtype}; give 0/1 numbers or booleans")
-        bad = ~((x == 0) | (x == 1))
+        bad = ~((x == 0) | (x == 1)) if not analog else ~np.isfinite(x)
+        if bad.any() and analog:
+            raise ConfigError(f"inputs hold {np.count_nonzero(bad)} non-finite value(s); give finite numbers")
         if bad.any():
             v = x[bad].flat[0].item()
             raise ConfigError(f"inputs must be binary spikes (0 or 1); found {np.count_nonzero(bad)} other "
-                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first")
+                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first, or run "
+                              f"schedule='poptorch' (dense matmuls read real-valued inputs)")
     y = np.asarray(labels)
     if y.shape != (x.shape[1],):
         raise ConfigError(f"labels have shape {y.shape}; expected ({x.shape[1]},), one per sample")
@@ -131,7 +134,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
             raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
                               "(rate-driven), not both")
         net.validate_weights()
-        x, y = _check_inputs(net, inputs, labels)
+        x, y = _check_inputs(net, inputs, labels, analog=schedule == "poptorch")
         T, B = x.shape[:2]
     else:
         if labels is not None:
@@ -163,7 +166,10 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                         opt_kind, st, precision, training, schedule)
     L = net.num_layers
     if execution:
-        source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
+        source_class = ExecutionSource
+        if program.plan.schedule == "poptorch":
+            from .poptorch_source import PoptorchExecutionSource as source_class
+        source = source_class(program, net, x, y, seed=seed, optimizer=optimizer)
     else:
         act = check_fractions("activity", activity, L)
         cand = check_fractions("candidate_activity", act if candidate_activity is None else candidate_activity, L)
@@ -228,6 +234,12 @@ def layer_statistics(program: Program, stats) -> list[dict]:
 
 def placement(program: Program) -> dict:
     lay, plan = program.mapping, program.plan
+    if plan.matmuls:  # the PopTorch-built program maps every tensor over the tiles of one chip
+        used = max(max(m.tiles for m in plan.matmuls), program.system.chip.tiles)
+        return {"tiles_used": used, "chips_used": 1, "optimizer": plan.optimizer, "precision": program.meta.precision,
+                "delay": plan.delay, "program": "training" if program.meta.training else "inference",
+                "schedule": plan.schedule, "host_io": "one step per host call (PopTorch deviceIterations=1)",
+                "matmul_plan": [m.describe() for m in plan.matmuls]}
     return {"tiles_used": lay.tiles_used, "chips_used": lay.chips_used, "neurons_per_tile": lay.neurons_per_tile,
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,
