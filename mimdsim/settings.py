@@ -50,6 +50,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model.layers", "--layers", "int_list", DEFAULT_LAYERS, "layer sizes, input first"),
     Setting("model.nir", "--model", "str", None,
             "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
+    Setting("model.neuron", "--neuron", "str", "published",
+            "every layer's neuron: the published sparse LIF, or an snnTorch model (mimdsim/snn/zoo.py; bias, "
+            "delay 0, ce_count)", choices=("published", "leaky", "synaptic", "alpha", "lapicque", "rleaky",
+                                           "rleaky-one-to-one", "rsynaptic")),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
     Setting("model.batch", "--batch", "int", 48, "batch size B"),
     Setting("model.max_activity", "--max-activity", "float", 0.01, "sets each list's capacity K = even floor(a*n)",
