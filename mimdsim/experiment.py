@@ -142,6 +142,8 @@ def build_run(values: dict):
                           "'fused' or 'poptorch'")
     if v.get("run.schedule"):
         kw["schedule"] = v["run.schedule"]
+    if v.get("run.static_input"):
+        kw["static_input"] = True
     if v.get("run.optimizer", "adam") != "adam":  # its kind shapes the program; one step's update is applied
         from .optim import SGD
         kw["optimizer"] = SGD()

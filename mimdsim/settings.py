@@ -123,6 +123,8 @@ SETTINGS: tuple[Setting, ...] = (
             "(hand-fused supersteps; the default otherwise) or 'poptorch' (dense, poplin-planned matmuls as PopTorch "
             "builds snnTorch); kalman 'fused' (default) or 'per-op'",
             choices=("published", "fused", "poptorch", "per-op"), commands=("simulate", "compare")),
+    Setting("run.static_input", "--static-input", "bool", False,
+            "SNN poptorch: the same input at every step, streamed once per call (the snnTorch IPU study's pixels)"),
     Setting("workload.resident", "--resident", "bool", False,
             "kalman, mlp: data stay in tile (device) memory; no host I/O is timed", commands=("compare",)),
     Setting("workload.batches", "--batches", "int", 1, "kalman, mlp: batches per run (one launch per run)",

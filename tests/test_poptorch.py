@@ -173,3 +173,20 @@ def test_sparse_capacities_are_refused_with_the_fix():
     with pytest.raises(ConfigError, match="capacity .* without max_activity"):
         mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=4, batch_size=3, activity=0.1,
                          schedule="poptorch")
+
+
+def test_static_input_streams_one_image_per_sample():
+    net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
+    kw = dict(timesteps=25, batch_size=128, activity=0.1, schedule="poptorch", precision="fp16")
+    per_step = mimdsim.simulate(net, "ipu-mk2", **kw).report
+    once = mimdsim.simulate(net, "ipu-mk2", static_input=True, **kw).report
+    # the same supersteps but the input stream: 25 x fewer bytes
+    assert once.steps["io.inputs"]["host"] < per_step.steps["io.inputs"]["host"] / 10
+    assert once.steps["fwd.matmul.L1"] == per_step.steps["fwd.matmul.L1"]
+    with pytest.raises(ConfigError, match="only schedule='poptorch'"):
+        mimdsim.simulate(net, "ipu-mk2", static_input=True, timesteps=2, batch_size=2, activity=0.1,
+                         schedule="fused")
+    x = np.random.default_rng(0).random((3, 2, 784)).astype(np.float32)
+    with pytest.raises(ConfigError, match="inputs\\[t\\] differs"):
+        mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=np.array([0, 1]), static_input=True,
+                         schedule="poptorch")

@@ -237,7 +237,7 @@ def check_step(timesteps, batch_size, optimizer) -> None:
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
-                    training: bool = True, schedule: str | None = None) -> Program:
+                    training: bool = True, schedule: str | None = None, static_input: bool = False) -> Program:
     """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
 
     ``schedule``: ``"published"`` lowers the program the published study ran (its op as built,
@@ -253,6 +253,8 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     ce_count). ``precision`` ("fp32" or "fp16") sets the bytes of every value.
     ``training=False`` lowers inference instead: the same forward pass and loss, no
     backward pass or update, and only what the forward pass keeps (:func:`forward_only`).
+    ``static_input=True`` (``"poptorch"`` only): the same input at every step, streamed once
+    (``[B, n_in]``), as the study fed one image per sample to ``fc1`` at every step.
     """
     from . import dense, lists, poptorch, published  # the programs build on this module's helpers
 
@@ -273,11 +275,14 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
                           f"the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
                           f"program PopTorch builds")
+    if static_input and schedule != "poptorch":
+        raise ConfigError(f"static_input=True streams one input for every step, which only schedule='poptorch' "
+                          f"models; got schedule={schedule!r}")
     low = LayerContext(tuple(sizes), tuple(capacities), system, layout, st, int(timesteps), int(batch_size),
                        optimizer, precision)
     chunk, copies, matmuls = scan_chunk, None, ()
     if schedule == "poptorch":
-        tensors, steps, loss_tile, matmuls = poptorch.lower(low)
+        tensors, steps, loss_tile, matmuls = poptorch.lower(low, static_input=static_input)
     elif any(st.dense):
         tensors, steps, loss_tile = dense.lower(low)
         schedule, chunk = "dense", 64

@@ -127,8 +127,9 @@ def spread(total: int, n_tiles: int) -> np.ndarray:
     return block_sizes(total, n_tiles, -(-total // n_tiles))
 
 
-def lower(low: LayerContext):
-    """``(tensors, schedule, loss tile, matmul plans)`` of the PopTorch-built training step."""
+def lower(low: LayerContext, static_input: bool = False):
+    """``(tensors, schedule, loss tile, matmul plans)`` of the PopTorch-built training step
+    (``static_input``: one input per sample for all steps, streamed once)."""
     sizes, st, T, B, L = low.sizes, low.st, low.T, low.B, low.L
     check_dense(sizes, low.capacities)
     chip = low.system.chip
@@ -235,7 +236,8 @@ def lower(low: LayerContext):
                       2 * rm.k[rhome] * rm.n[rhome] * e, l)
         # PopART keeps every forward activation the backward reads: the layer's input and its
         # state histories per step, on their linear mappings
-        alloc(f"L{l}.input_history", "history", all_tiles, spread(T * B * n_in, NT) * e, l)
+        steps_kept = 1 if (static_input and l == 1) else T  # one input tensor serves every step
+        alloc(f"L{l}.input_history", "history", all_tiles, spread(steps_kept * B * n_in, NT) * e, l)
         for h in spec.histories:
             alloc(f"L{l}.{h}_history", "history", all_tiles, spread(T * B * n, NT) * e, l)
         alloc(f"L{l}.state", "state", all_tiles, spread(len(spec.state_variables) * B * n, NT) * e, l)
@@ -267,7 +269,7 @@ def lower(low: LayerContext):
                                  w_el * F32) for l, w_tiles, w_el, g_tiles in update)
     in_e = e
     inputs = Superstep("io.inputs", "io", exchange=(
-        host_stream("inputs", all_tiles, spread(T * B * sizes[0], NT) * in_e),
+        host_stream("inputs", all_tiles, spread((1 if static_input else T) * B * sizes[0], NT) * in_e),
         point_to_point("labels", [-1], [loss_tile], B * 4)), sync=low.sync)
     outputs = Superstep("io.outputs", "io", exchange=(
         host_stream("output_record", all_tiles, spread(T * B * out_n, NT) * e, to_host=True),

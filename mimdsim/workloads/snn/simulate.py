@@ -87,12 +87,12 @@ def _check_inputs(net: Network, inputs, labels, analog=False):
 
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
-              precision="fp32", training=True, schedule=None):
+              precision="fp32", training=True, schedule=None, static_input=False):
     """Compile and check once per shape: programs are static and runs never modify them."""
     program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
                               neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
                               optimizer=optimizer, structure=structure, precision=precision, training=training,
-                              schedule=schedule)
+                              schedule=schedule, static_input=static_input)
     check_fits(program)
     return program
 
@@ -100,7 +100,7 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
-             progress=None, precision=None, training=True, schedule=None) -> Run:
+             progress=None, precision=None, training=True, schedule=None, static_input=False) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -117,7 +117,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``schedule``: ``"published"`` runs the program the published study built (its op, counted
     from its source), ``"fused"`` mimdsim's hand-fused supersteps; None picks ``"published"``
     for the published sparse LIF and ``"fused"`` otherwise. ``report.placement["schedule"]``
-    says which ran.
+    says which ran; ``"poptorch"`` runs the dense program PopTorch builds from snnTorch (real-valued
+    inputs allowed; ``report.placement["matmul_plan"]`` shows every matmul's split), and with
+    ``static_input=True`` streams one input per sample for all steps (the study's pixels).
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
@@ -135,6 +137,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "(rate-driven), not both")
         net.validate_weights()
         x, y = _check_inputs(net, inputs, labels, analog=schedule == "poptorch")
+        if static_input and not (x == x[:1]).all():
+            raise ConfigError("static_input=True streams one input per sample for every step, but inputs[t] "
+                              "differs from inputs[0]; give the same input at every step or static_input=False")
         T, B = x.shape[:2]
     else:
         if labels is not None:
@@ -163,7 +168,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "overflow='lowest-index'")
         schedule = schedule or "fused"
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind, st, precision, training, schedule)
+                        opt_kind, st, precision, training, schedule, bool(static_input))
     L = net.num_layers
     if execution:
         source_class = ExecutionSource
