@@ -190,3 +190,19 @@ def test_static_input_streams_one_image_per_sample():
     with pytest.raises(ConfigError, match="inputs\\[t\\] differs"):
         mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=np.array([0, 1]), static_input=True,
                          schedule="poptorch")
+
+
+def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
+    from kernels.poplin import amp_matmul
+    from kernels.popops_map import neuron_map_cycles
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 3)).astype(np.float32)
+    # fp16 inputs, fp32 accumulation: the product of the rounded operands
+    want = A.astype(np.float16).astype(np.float64) @ B.astype(np.float16).astype(np.float64)
+    np.testing.assert_allclose(amp_matmul(A, B, "fp16"), want, rtol=1e-6)
+    out = np.ones((5, 3), np.float32)
+    amp_matmul(A, B, "fp32", out=out, accumulate=True)
+    np.testing.assert_allclose(out, A @ B + 1, rtol=1e-6)
+    # 100 elements, fp32 (2 lanes): 50 vectors -> 9 per worker, 17 elements per worker;
+    # 6 x (2 + 20 + 9 x 13 + 17 x 5) + 11 = 1455
+    assert neuron_map_cycles(np.array([100]), 13, 5, Tile.of(MK2))[0] == 6 * (2 + 20 + 9 * 13 + 17 * 5) + 11
