@@ -206,3 +206,25 @@ def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
     # 100 elements, fp32 (2 lanes): 50 vectors -> 9 per worker, 17 elements per worker;
     # 6 x (2 + 20 + 9 x 13 + 17 x 5) + 11 = 1455
     assert neuron_map_cycles(np.array([100]), 13, 5, Tile.of(MK2))[0] == 6 * (2 + 20 + 9 * 13 + 17 * 5) + 11
+
+
+def test_program_choice_through_nir_cli_and_sweep_settings(tmp_path):
+    """A NIR graph runs on the PopTorch program from the command line, and the report says so."""
+    nir = pytest.importorskip("nir")
+    import json
+
+    from mimdsim.cli import main
+    net = mimdsim.Network.build([40, 30, 6], MODELS["leaky"], bias=True)
+    nir.write(str(tmp_path / "n.nir"), mimdsim.to_nir(net))
+    out = tmp_path / "r.json"
+    assert main(["simulate", "--model", str(tmp_path / "n.nir"), "--schedule", "poptorch", "--timesteps", "4",
+                 "--batch", "3", "--activity", "0.2", "--tiles", "64", "--quiet", "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["placement"]["schedule"] == "poptorch"
+    assert rep["placement"]["matmul_plan"][0]["matmul"] == "L1.fc"
+    from mimdsim.experiment import build_run
+    from mimdsim.settings import FILE_KEYS
+    v = dict({key: st.default for key, st in FILE_KEYS.items()}, **{"model.layers": [40, 30, 6], "model.neuron": "rsynaptic", "run.schedule": "poptorch",
+                            "model.timesteps": 4, "model.batch": 3, "run.activity": [0.2]})
+    net2, _, kw = build_run(v)
+    assert kw["schedule"] == "poptorch" and net2.capacities == net2.sizes
