@@ -267,9 +267,8 @@ def lower(low: LayerContext, static_input: bool = False):
                 for l, w_tiles, w_el, _ in update)
     moves = tuple(point_to_point(f"L{l}.gradient", g_tiles[np.arange(w_tiles.size) % g_tiles.size], w_tiles,
                                  w_el * F32) for l, w_tiles, w_el, g_tiles in update)
-    in_e = e
     inputs = Superstep("io.inputs", "io", exchange=(
-        host_stream("inputs", all_tiles, spread((1 if static_input else T) * B * sizes[0], NT) * in_e),
+        host_stream("inputs", all_tiles, spread((1 if static_input else T) * B * sizes[0], NT) * e),
         point_to_point("labels", [-1], [loss_tile], B * 4)), sync=low.sync)
     outputs = Superstep("io.outputs", "io", exchange=(
         host_stream("output_record", all_tiles, spread(T * B * out_n, NT) * e, to_host=True),

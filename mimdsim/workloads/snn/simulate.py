@@ -219,11 +219,12 @@ def layer_statistics(program: Program, stats) -> list[dict]:
     T, B = program.timesteps, program.batch_size
     plan, layout = program.plan, program.mapping
     layers = []
+    fc_tiles = {m.name: m.tiles for m in plan.matmuls}  # poptorch: a layer's forward matmul spans these tiles
     for l, (n, cap) in enumerate(zip(plan.sizes, plan.capacities)):
         p = layout.layers[l - 1] if l else None
         steps = T * B
         layers.append({
-            "layer": l, "neurons": n, "tiles": p.tiles if p else 0,
+            "layer": l, "neurons": n, "tiles": fc_tiles.get(f"L{l}.fc", p.tiles if p else 0),
             "first_tile": p.first_tile if p else None, "chip": p.chip if p else None,
             "capacity": cap,
             "activity": float(stats.spikes[l].sum() / (n * steps)),
