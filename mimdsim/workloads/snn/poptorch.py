@@ -61,14 +61,16 @@ def check_dense(sizes, capacities) -> None:
 
 
 class MatmulLowering:
-    """One planned matmul placed on tiles ``0 .. pM pK pN - 1``: its vertex sets and transfers."""
+    """One planned matmul on ``pM pK pN`` consecutive tiles from ``base`` (wrapping around the chip):
+    its vertex sets and transfers. Successive matmuls start where the previous one ended, so
+    their resident tensors (weights, gradient accumulators) spread over the chip."""
 
     def __init__(self, plan: MatmulPlan, base: int, n_tiles: int):
         self.p = plan
         pM, pK, pN = plan.pM, plan.pK, plan.pN
         iM, iK, iN = (g.ravel() for g in np.meshgrid(np.arange(pM), np.arange(pK), np.arange(pN), indexing="ij"))
         self.iM, self.iK, self.iN = iM, iK, iN
-        self.tiles = np.arange(plan.tiles)
+        self.tiles = (base + np.arange(plan.tiles)) % n_tiles
         self.m = block_sizes(plan.M, pM, plan.m)[iM]
         self.k = block_sizes(plan.K, pK, plan.k)[iK]
         self.n = block_sizes(plan.N, pN, plan.n)[iN]
@@ -80,14 +82,14 @@ class MatmulLowering:
         e = BYTES[self.p.precision]
         out = []
         lhs_group = self.iM * self.p.pK + self.iK
-        src = (self.base + lhs_group) % self.T
+        src = (self.base + self.p.tiles + lhs_group) % self.T
         out.append(Transfer(f"{name}.lhs", src, self.tiles, (self.m * self.k * e).astype(np.int64), lhs_group))
         rhs_group = self.iK * self.p.pN + self.iN
         if rhs_resident:
             home = self.tiles[(self.iM == 0)]  # tile of (0, iK, iN) holds the block
             src = home[rhs_group]
         else:
-            src = (self.base + self.p.pM * self.p.pK + rhs_group) % self.T
+            src = (self.base + self.p.tiles + self.p.pM * self.p.pK + rhs_group) % self.T
         out.append(Transfer(f"{name}.rhs", src, self.tiles, (self.k * self.n * e).astype(np.int64),
                             1_000_000 + rhs_group))
         return out
@@ -114,7 +116,8 @@ class MatmulLowering:
         dst = np.repeat(j, pK - 1)
         others = (np.arange(pK)[None, :] != self.iK[:, None])
         src_k = np.nonzero(others)[1]
-        src = np.repeat(group_first, pK - 1) + src_k * self.p.pN
+        src = self.tiles[np.repeat(group_first, pK - 1) + src_k * self.p.pN]
+        dst = self.tiles[dst]
         nbytes = np.repeat(share * F32, pK - 1).astype(np.int64)
         tr = Transfer(f"{name}.partials", src, dst, nbytes, np.arange(dst.size))
         vs = VertexSet("popops.reduce", layer, self.tiles,
@@ -150,7 +153,7 @@ def lower(low: LayerContext, static_input: bool = False):
         pl = plan_matmul(name, M, K, N, chip, prec, tiles=NT, rhs_resident=resident, zeroing=zeroing)
         plans.append(pl)
         low_ = MatmulLowering(pl, base, NT)
-        base = (base + 97) % NT
+        base = (base + pl.tiles) % NT
         t = np.zeros(NT)
         t[low_.tiles] = low_.m * low_.k * e + low_.k * low_.n * e + low_.m * low_.n * F32
         temps.append(t)
