@@ -228,3 +228,41 @@ def test_program_choice_through_nir_cli_and_sweep_settings(tmp_path):
                             "model.timesteps": 4, "model.batch": 3, "run.activity": [0.2]})
     net2, _, kw = build_run(v)
     assert kw["schedule"] == "poptorch" and net2.capacities == net2.sizes
+
+
+def test_sweep_over_the_program_and_neuron_models(tmp_path, monkeypatch):
+    """run.schedule and model.neuron are sweep axes like any setting."""
+    monkeypatch.chdir(tmp_path)
+    from mimdsim.sweep.runner import run_sweep
+    from mimdsim.sweep.spec import load_sweep
+    spec = tmp_path / "s.toml"
+    spec.write_text("""
+[model]
+layers = [40, 30, 6]
+neuron = "leaky"
+timesteps = 4
+batch = 3
+
+[run]
+schedule = "poptorch"
+activity = 0.2
+
+[chip]
+preset = "ipu-mk2"
+tiles = 64
+
+[sweep]
+mode = "grid"
+results = "out.jsonl"
+
+[sweep.axes]
+"model.neuron" = ["leaky", "rsynaptic"]
+"run.static_input" = [false, true]
+""")
+    import json
+    assert run_sweep(load_sweep(spec), serial=True, out=lambda *a: None) == 4  # points run
+    recs = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(recs) == 4 and all(r["status"] == "ok" for r in recs)
+    by = {(r["params"]["model.neuron"], r["params"]["run.static_input"]): r for r in recs}
+    assert by[("leaky", True)]["cycles"]["host"] < by[("leaky", False)]["cycles"]["host"]
+    assert by[("rsynaptic", False)]["cycles"]["compute"] > by[("leaky", False)]["cycles"]["compute"]
