@@ -186,6 +186,7 @@ def lower(low: LayerContext, static_input: bool = False):
             x, v = rm.reduction(f"L{l}.recurrent", l)
             fwd["x_rred"][l] += x
             fwd["rred"][l] += v
+            to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
         to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
         per = spread(B * n, NT)
         fwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
@@ -202,7 +203,7 @@ def lower(low: LayerContext, static_input: bool = False):
         x, v = wg.reduction(f"L{l}.fc.wgrad", l, extra_inputs=1 if wg.p.pK > 1 else 0)
         bwd["x_wred"][l] += x
         bwd["wred"][l] += v
-        grads = [(wg, n_in * n)]
+        grads = [wg]
         if a2a:
             rwg = place(f"L{l}.recurrent.wgrad", n, B, n, zeroing=False)
             bwd["x_rwg"][l] += rwg.operands(f"L{l}.recurrent.wgrad", rhs_resident=False)
@@ -210,13 +211,15 @@ def lower(low: LayerContext, static_input: bool = False):
             x, v = rwg.reduction(f"L{l}.recurrent.wgrad", l, extra_inputs=1 if rwg.p.pK > 1 else 0)
             bwd["x_rwred"][l] += x
             bwd["rwred"][l] += v
-            grads.append((rwg, n * n))
+            grads.append(rwg)
             rig = place(f"L{l}.recurrent.igrad", B, n, n)
             bwd["x_rig"][l] += rig.operands(f"L{l}.recurrent.igrad", rhs_resident=False)
             bwd["rig"][l].append(rig.matmul(l, role="input_grad", source="own"))
             x, v = rig.reduction(f"L{l}.recurrent.igrad", l)
             bwd["x_rired"][l] += x
             bwd["rired"][l] += v
+            # dS[t - 1] of the layer's own spikes, to the neuron mapping for the next backward step
+            to_map(f"L{l}.dS_recurrent", rig.tiles, B * n, bwd["x_neuron"][l])
         if l > 1:
             ig = place(f"L{l}.fc.igrad", B, n, n_in)
             bwd["x_ig"][l] += ig.operands(f"L{l}.fc.igrad", rhs_resident=False)
@@ -229,7 +232,7 @@ def lower(low: LayerContext, static_input: bool = False):
         alloc(f"L{l}.weights", "weights", mm.tiles[home], mm.k[home] * mm.n[home] * e, l)
         if low.optimizer == "adam":
             alloc(f"L{l}.adam_moments", "optimizer", mm.tiles[home], 2 * mm.k[home] * mm.n[home] * e, l)
-        for g, _ in grads:
+        for g in grads:
             alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.m * g.n * F32, l)
         if a2a:
             rhome = rm.iM == 0
