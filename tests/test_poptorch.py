@@ -224,8 +224,9 @@ def test_program_choice_through_nir_cli_and_sweep_settings(tmp_path):
     assert rep["placement"]["matmul_plan"][0]["matmul"] == "L1.fc"
     from mimdsim.experiment import build_run
     from mimdsim.settings import FILE_KEYS
-    v = dict({key: st.default for key, st in FILE_KEYS.items()}, **{"model.layers": [40, 30, 6], "model.neuron": "rsynaptic", "run.schedule": "poptorch",
-                            "model.timesteps": 4, "model.batch": 3, "run.activity": [0.2]})
+    v = {key: st.default for key, st in FILE_KEYS.items()}
+    v.update({"model.layers": [40, 30, 6], "model.neuron": "rsynaptic", "run.schedule": "poptorch",
+              "model.timesteps": 4, "model.batch": 3, "run.activity": [0.2]})
     net2, _, kw = build_run(v)
     assert kw["schedule"] == "poptorch" and net2.capacities == net2.sizes
 
