@@ -1,7 +1,8 @@
 """Codelets: tile programs, each with a functional implementation (numba/numpy, all
 vertices at once), a cycle estimator and a memory footprint. Codelets know a tile,
 never a chip."""
-from . import amp, bptt, dense_snn, graphcore_snn, kalman, lif, loss, optim, poplibs, reduce, spikes, trackr  # noqa: F401  (registers the codelets)
+from . import (amp, bptt, dense_snn, graphcore_snn, kalman, lif, loss, optim, poplibs, poplin,  # noqa: F401
+                popops_map, reduce, spikes, trackr)  # (registers the codelets)
 from .codelet import CODELETS, Codelet
 from .tile import Tile
 

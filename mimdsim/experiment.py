@@ -153,6 +153,12 @@ def build_run(values: dict):
         from .snn.nir_io import from_nir
         net = from_nir(v["model.nir"])
         v = dict(v, **{"model.layers": list(net.sizes)})
+    elif v.get("model.neuron", "published") != "published":  # an snnTorch model (snn/zoo.py)
+        from .snn.zoo import ZOO
+        dense = v.get("run.schedule") == "poptorch"  # dense matmuls carry every neuron
+        net = Network.build(v["model.layers"], ZOO[v["model.neuron"]], bias=True, loss="ce_count",
+                            max_activity=None if dense else v["model.max_activity"], seed=v["run.seed"],
+                            weight_scale=v["model.weight_scale"])
     else:
         check_sizes_fit(v)  # from shapes alone, before the weights are allocated
         net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
@@ -162,10 +168,12 @@ def build_run(values: dict):
     sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.schedule") == "per-op":
-        raise ConfigError("--schedule per-op is the Kalman fit's; the SNN step runs 'published' (the study's op) "
-                          "or 'fused'")
+        raise ConfigError("--schedule per-op is the Kalman fit's; the SNN step runs 'published' (the study's op), "
+                          "'fused' or 'poptorch'")
     if v.get("run.schedule"):
         kw["schedule"] = v["run.schedule"]
+    if v.get("run.static_input"):
+        kw["static_input"] = True
     if v.get("run.optimizer", "adam") != "adam":  # its kind shapes the program; one step's update is applied
         from .optim import SGD
         kw["optimizer"] = SGD()

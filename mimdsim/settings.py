@@ -50,6 +50,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model.layers", "--layers", "int_list", DEFAULT_LAYERS, "layer sizes, input first"),
     Setting("model.nir", "--model", "str", None,
             "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
+    Setting("model.neuron", "--neuron", "str", "published",
+            "every layer's neuron: the published sparse LIF, or an snnTorch model (mimdsim/snn/zoo.py; bias, "
+            "delay 0, ce_count)", choices=("published", "leaky", "synaptic", "alpha", "lapicque", "rleaky",
+                                           "rleaky-one-to-one", "rsynaptic")),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
     Setting("model.batch", "--batch", "int", 48, "batch size B"),
     Setting("model.max_activity", "--max-activity", "float", 0.01, "sets each list's capacity K = even floor(a*n)",
@@ -115,10 +119,13 @@ SETTINGS: tuple[Setting, ...] = (
             "the optimizer whose update the step runs on the chip (the study: adam multi-layer, sgd multi-neuron)",
             choices=("adam", "sgd"), commands=("simulate", "compare")),
     Setting("run.schedule", "--schedule", "str", None,
-            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF) or 'fused' "
-            "(hand-fused supersteps; the default otherwise); kalman 'published' (TRACKR's codelet as built; default), "
-            "'fused' (register-resident) or 'per-op'",
-            choices=("published", "fused", "per-op"), commands=("simulate", "compare")),
+            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF), 'fused' "
+            "(hand-fused supersteps; the default otherwise) or 'poptorch' (dense, poplin-planned matmuls as PopTorch "
+            "builds snnTorch); kalman 'published' (TRACKR's codelet as built; default), 'fused' (register-resident) "
+            "or 'per-op'",
+            choices=("published", "fused", "poptorch", "per-op"), commands=("simulate", "compare")),
+    Setting("run.static_input", "--static-input", "bool", False,
+            "SNN poptorch: the same input at every step, streamed once per call (the snnTorch IPU study's pixels)"),
     Setting("workload.resident", "--resident", "bool", False,
             "kalman, mlp: data stay in tile (device) memory; no host I/O is timed", commands=("compare",)),
     Setting("workload.batches", "--batches", "int", 1, "kalman, mlp: batches per run (one launch per run)",

@@ -75,6 +75,20 @@ def _dense(tmp):
     return _with_numerics(run)
 
 
+def _poptorch(tmp):
+    """The PopTorch-built dense program: real-valued inputs, an all-to-all recurrent layer, fp16."""
+    import mimdsim
+    from mimdsim.snn.neurons import NeuronSpec
+    specs = [NeuronSpec("synaptic", beta=0.9, alpha=0.8, recurrence="all-to-all"), NeuronSpec("leaky", beta=0.9)]
+    net = mimdsim.Network.build([64, 48, 10], neuron=specs, bias=True, seed=4, weight_scale=3.0)
+    rng = np.random.default_rng(7)
+    x = rng.random((10, 8, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=y, schedule="poptorch",
+                           precision="fp16")
+    return _with_numerics(run)
+
+
 CASES = {
     "simulate_rate_default": _cli("simulate", "--quiet"),
     "simulate_rate_fused": _cli("simulate", "--schedule", "fused", "--quiet"),
@@ -92,6 +106,9 @@ CASES = {
     "zoo_execute": _zoo,
     "fp16_execute": _fp16,
     "dense_execute": _dense,
+    "poptorch_execute": _poptorch,
+    "simulate_poptorch_seed": _cli("simulate", "--layers", "784,1000,10", "--neuron", "leaky", "--schedule",
+                                   "poptorch", "--timesteps", "25", "--batch", "128", "--activity", "0.1", "--quiet"),
     "kalman_vectorised": _cli("compare", "--workload", "kalman"),  # TRACKR's program as built (the default)
     "kalman_register_resident": _cli("compare", "--workload", "kalman", "--schedule", "fused"),
     "kalman_scalar_per_op": _cli("compare", "--workload", "kalman", "--variant", "scalar", "--schedule", "per-op",

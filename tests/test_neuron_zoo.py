@@ -34,8 +34,8 @@ def _problem(spec, sizes=(12, 10, 6), B=3, delay=0, loss="ce_count", bias=True, 
     return net, x, y
 
 
-def check_against_snntorch(net, x, y, tol=1e-5):
-    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=32), inputs=x, labels=y)
+def check_against_snntorch(net, x, y, tol=1e-5, schedule=None):
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=32), inputs=x, labels=y, schedule=schedule)
     loss, grads, traces = run_snntorch(net, x, y)
     assert np.isfinite(loss)
     for l, (mine, ref) in enumerate(zip(run.traces, traces), start=1):
@@ -100,10 +100,16 @@ CASES = {
 }
 
 
+# every case through each program: the default (spike lists) and PopTorch's dense matmuls
+PROGRAMS = [None, "poptorch"]
+
+
+@pytest.mark.parametrize("schedule", PROGRAMS)
 @pytest.mark.parametrize("name", list(CASES))
-def test_identical_to_snntorch(name):
+def test_identical_to_snntorch(name, schedule):
     spec, kw = CASES[name]
-    check_against_snntorch(*_problem(spec, **kw))
+    run = check_against_snntorch(*_problem(spec, **kw), schedule=schedule)
+    assert run.program.plan.schedule == (schedule or run.program.plan.schedule)
 
 
 # Learnable beta and threshold: the scalar parameters' gradients are sums over T x B x n
@@ -127,15 +133,16 @@ LEARNABLE = {
 }
 
 
+@pytest.mark.parametrize("schedule", PROGRAMS)
 @pytest.mark.parametrize("name", list(LEARNABLE))
-def test_learnable_beta_and_threshold_match_snntorch(name):
+def test_learnable_beta_and_threshold_match_snntorch(name, schedule):
     kw = dict(sizes=(12, 10, 10)) if name == "per-neuron-beta" else {}
     if name.startswith("alpha"):
         kw["scale"] = 6.0
     if name.startswith("lapicque"):
         kw["scale"] = 10.0
     net, x, y = _problem(LEARNABLE[name], dtype=np.float64, **kw)
-    run = check_against_snntorch(net, x, y, tol=1e-7)
+    run = check_against_snntorch(net, x, y, tol=1e-7, schedule=schedule)
     assert any(k in run.param_grads[0] for k in ("beta", "threshold"))
 
 

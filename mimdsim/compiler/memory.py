@@ -29,7 +29,8 @@ def exchange_code(program: Program) -> TensorAlloc:
             moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
             send = np.unique(np.stack([tr.group[moved], tr.src[moved]]), axis=1)[1]
             counts += np.bincount(send[send >= 0], minlength=counts.size)
-            counts += np.bincount(tr.dst[moved], minlength=counts.size)
+            dst = tr.dst[moved]
+            counts += np.bincount(dst[dst >= 0], minlength=counts.size)  # a stream to the host (-1) has no receiver here
     tiles = np.flatnonzero(counts)
     return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .report import PHASES, JsonOutput, Report
+from .report import PHASES, JsonOutput, Report, matmul_plan_lines
 
 TF32_NOTE = ("  note: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
              "cores for float32 matmuls on Ampere and later: try --precision tf32 (docs/validation.md)")
@@ -103,6 +103,7 @@ class Comparison(JsonOutput):
         lines.append(f"  {'speedup MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
                      + "".join(f"{v:>{w - 1}.2f}x" for v in self.speedup.values()))
         lines += [f"  {s}: refused: {why}" for s, why in self.refused.items()]
+        lines += matmul_plan_lines(self.mimd.placement)
         if snn:
             if "fp32" in {r.placement["precision"] for r in self.gpu.values()}:
                 lines.append(TF32_NOTE)

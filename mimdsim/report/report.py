@@ -141,9 +141,10 @@ class Report(JsonOutput):
                       + ", ".join(f"{k} {v:,}" for k, v in m["by_category"].items() if v)]
         pl = self.placement
         if "tiles_used" in pl:
-            lines.append(f"  placement: {pl['tiles_used']} tiles on {pl['chips_used']} chip(s), "
-                         f"{pl['neurons_per_tile']} neurons per tile"
+            lines.append(f"  placement: {pl['tiles_used']} tiles on {pl['chips_used']} chip(s)"
+                         + (f", {pl['neurons_per_tile']} neurons per tile" if "neurons_per_tile" in pl else "")
                          + (f"; {pl['schedule']} schedule" if pl.get("schedule") else ""))
+        lines += matmul_plan_lines(pl)
         if self.layers:
             lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"
                           f"{'spikes':>11}{'dropped':>10}{'dropped cand.':>15}"]
@@ -156,3 +157,16 @@ class Report(JsonOutput):
                              "(raise max_activity/capacity to keep them).")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def matmul_plan_lines(placement: dict) -> list[str]:
+    """The matmul plan of a dense program (``placement["matmul_plan"]``), one line per matmul."""
+    plan = placement.get("matmul_plan")
+    if not plan:
+        return []
+    out = [f"  matmul plan ({placement.get('schedule', '')}): [M x K] . [K x N] split M x K x N over tiles, block"]
+    for m in plan:
+        M, K, N = m["shape"]
+        out.append(f"    {m['matmul']:<22}[{M} x {K}] . [{K} x {N}]  split {' x '.join(map(str, m['split']))} "
+                   f"({m['tiles']} tiles), block {' x '.join(map(str, m['block']))}, {m['cycles']:,} cycles")
+    return out

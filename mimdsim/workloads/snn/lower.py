@@ -59,7 +59,7 @@ F32 = 4
 PRECISIONS = {"fp32": 4, "fp16": 2}
 
 
-SCHEDULES = ("published", "fused")
+SCHEDULES = ("published", "fused", "poptorch")
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class SnnPlan:
     dense: bool = False  # dense activations (a matmul per step) instead of spike lists
     schedule: str = "fused"  # "published" (the study's op as built) or "fused" (hand-fused supersteps)
     weight_grad_copies: int | None = None  # published: per-worker gradient copies per tile (1: single-thread)
+    matmuls: tuple = ()  # poptorch: every matmul's poplin-style plan (matmul_plan.MatmulPlan)
 
     @property
     def delay(self) -> int:
@@ -236,22 +237,26 @@ def check_step(timesteps, batch_size, optimizer) -> None:
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
-                    training: bool = True, schedule: str | None = None) -> Program:
+                    training: bool = True, schedule: str | None = None, static_input: bool = False) -> Program:
     """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
 
     ``schedule``: ``"published"`` lowers the program the published study ran (its op as built,
     :mod:`.published`), ``"fused"`` mimdsim's hand-fused spike-list supersteps (:mod:`.lists`;
-    what a hand-optimised implementation could reach). None picks ``"published"`` for the
-    published sparse LIF in float32 and ``"fused"`` for every other model. Dense activations
-    (``structure.dense``) have their own program.
+    what a hand-optimised implementation could reach), ``"poptorch"`` the dense program PopTorch
+    builds from snnTorch (:mod:`.poptorch`: poplin-planned matmuls over the whole chip). None picks
+    ``"published"`` for the published sparse LIF in float32 and ``"fused"`` for every other model.
+    Dense activations (``structure.dense``) have their own program, except with all-to-all
+    recurrence, which that program refuses: then ``"poptorch"``.
 
     ``structure`` (``Network.structure``) gives each layer's neuron model, bias, the
     inter-layer delay and the loss; None means the published sparse LIF (delay 1,
     ce_count). ``precision`` ("fp32" or "fp16") sets the bytes of every value.
     ``training=False`` lowers inference instead: the same forward pass and loss, no
     backward pass or update, and only what the forward pass keeps (:func:`forward_only`).
+    ``static_input=True`` (``"poptorch"`` only): the same input at every step, streamed once
+    (``[B, n_in]``), as the study fed one image per sample to ``fc1`` at every step.
     """
-    from . import dense, lists, published  # the programs build on this module's helpers
+    from . import dense, lists, poptorch, published  # the programs build on this module's helpers
 
     check_step(timesteps, batch_size, optimizer)
     check_choice("precision", precision, tuple(PRECISIONS))
@@ -265,15 +270,23 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     st = structure if structure is not None else default_structure(L)
     if len(st.layers) != L:
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
+    if schedule is None and any(st.dense) and any(s.recurrence == "all-to-all" for s in st.layers):
+        schedule = "poptorch"  # the dense-activation program refuses all-to-all recurrence
     if schedule is None:
         schedule = "published" if published.runs_published(st) and precision == "fp32" else "fused"
     if schedule not in SCHEDULES:
         raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
-                          f"the study's op as built, 'fused' mimdsim's hand-fused supersteps")
+                          f"the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
+                          f"program PopTorch builds")
+    if static_input and schedule != "poptorch":
+        raise ConfigError(f"static_input=True streams one input for every step, which only schedule='poptorch' "
+                          f"models; got schedule={schedule!r}")
     low = LayerContext(tuple(sizes), tuple(capacities), system, layout, st, int(timesteps), int(batch_size),
                        optimizer, precision)
-    chunk, copies = scan_chunk, None
-    if any(st.dense):
+    chunk, copies, matmuls = scan_chunk, None, ()
+    if schedule == "poptorch":
+        tensors, steps, loss_tile, matmuls = poptorch.lower(low, static_input=static_input)
+    elif any(st.dense):
         tensors, steps, loss_tile = dense.lower(low)
         schedule, chunk = "dense", 64
     elif schedule == "published":
@@ -283,7 +296,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     program = Program(system, layout, low.T, low.B, tensors, steps,
                       ProgramMeta(describe_sizes(sizes), "snn", precision),
                       SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile, dense=any(st.dense),
-                              schedule=schedule, weight_grad_copies=copies))
+                              schedule=schedule, weight_grad_copies=copies, matmuls=matmuls))
     if not training:
         forward_only(program)
     add_code(program)

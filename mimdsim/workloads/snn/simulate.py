@@ -54,7 +54,7 @@ class Run:
         return self._source.traces() if isinstance(self._source, ExecutionSource) else None
 
 
-def _check_inputs(net: Network, inputs, labels):
+def _check_inputs(net: Network, inputs, labels, analog=False):
     if labels is None:
         raise ConfigError("execution-driven simulate needs labels (an int array of shape [batch])")
     x = np.asarray(inputs)
@@ -66,11 +66,14 @@ def _check_inputs(net: Network, inputs, labels):
     if x.dtype != bool:
         if not np.issubdtype(x.dtype, np.number):
             raise ConfigError(f"inputs have dtype {x.dtype}; give 0/1 numbers or booleans")
-        bad = ~((x == 0) | (x == 1))
+        bad = ~((x == 0) | (x == 1)) if not analog else ~np.isfinite(x)
+        if bad.any() and analog:
+            raise ConfigError(f"inputs hold {np.count_nonzero(bad)} non-finite value(s); give finite numbers")
         if bad.any():
             v = x[bad].flat[0].item()
             raise ConfigError(f"inputs must be binary spikes (0 or 1); found {np.count_nonzero(bad)} other "
-                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first")
+                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first, or run "
+                              f"schedule='poptorch' (dense matmuls read real-valued inputs)")
     y = np.asarray(labels)
     if y.shape != (x.shape[1],):
         raise ConfigError(f"labels have shape {y.shape}; expected ({x.shape[1]},), one per sample")
@@ -84,12 +87,12 @@ def _check_inputs(net: Network, inputs, labels):
 
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
-              precision="fp32", training=True, schedule=None):
+              precision="fp32", training=True, schedule=None, static_input=False):
     """Compile and check once per shape: programs are static and runs never modify them."""
     program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
                               neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
                               optimizer=optimizer, structure=structure, precision=precision, training=training,
-                              schedule=schedule)
+                              schedule=schedule, static_input=static_input)
     check_fits(program)
     return program
 
@@ -97,7 +100,7 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
-             progress=None, precision=None, training=True, schedule=None) -> Run:
+             progress=None, precision=None, training=True, schedule=None, static_input=False) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -114,7 +117,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``schedule``: ``"published"`` runs the program the published study built (its op, counted
     from its source), ``"fused"`` mimdsim's hand-fused supersteps; None picks ``"published"``
     for the published sparse LIF and ``"fused"`` otherwise. ``report.placement["schedule"]``
-    says which ran.
+    says which ran; ``"poptorch"`` runs the dense program PopTorch builds from snnTorch (real-valued
+    inputs allowed; ``report.placement["matmul_plan"]`` shows every matmul's split), and with
+    ``static_input=True`` streams one input per sample for all steps (the study's pixels).
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
@@ -131,7 +136,10 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
             raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
                               "(rate-driven), not both")
         net.validate_weights()
-        x, y = _check_inputs(net, inputs, labels)
+        x, y = _check_inputs(net, inputs, labels, analog=schedule == "poptorch")
+        if static_input and not (x == x[:1]).all():
+            raise ConfigError("static_input=True streams one input per sample for every step, but inputs[t] "
+                              "differs from inputs[0]; give the same input at every step or static_input=False")
         T, B = x.shape[:2]
     else:
         if labels is not None:
@@ -161,10 +169,13 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "overflow='lowest-index'")
         schedule = schedule or "fused"
     program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind, st, precision, training, schedule)
+                        opt_kind, st, precision, training, schedule, bool(static_input))
     L = net.num_layers
     if execution:
-        source = ExecutionSource(program, net, x, y, seed=seed, optimizer=optimizer)
+        source_class = ExecutionSource
+        if program.plan.schedule == "poptorch":
+            from .poptorch_source import PoptorchExecutionSource as source_class
+        source = source_class(program, net, x, y, seed=seed, optimizer=optimizer)
     else:
         act = check_fractions("activity", activity, L)
         cand = check_fractions("candidate_activity", act if candidate_activity is None else candidate_activity, L)
@@ -212,11 +223,12 @@ def layer_statistics(program: Program, stats) -> list[dict]:
     T, B = program.timesteps, program.batch_size
     plan, layout = program.plan, program.mapping
     layers = []
+    fc_tiles = {m.name: m.tiles for m in plan.matmuls}  # poptorch: a layer's forward matmul spans these tiles
     for l, (n, cap) in enumerate(zip(plan.sizes, plan.capacities)):
         p = layout.layers[l - 1] if l else None
         steps = T * B
         layers.append({
-            "layer": l, "neurons": n, "tiles": p.tiles if p else 0,
+            "layer": l, "neurons": n, "tiles": fc_tiles.get(f"L{l}.fc", p.tiles if p else 0),
             "first_tile": p.first_tile if p else None, "chip": p.chip if p else None,
             "capacity": cap,
             "activity": float(stats.spikes[l].sum() / (n * steps)),
@@ -232,6 +244,12 @@ def layer_statistics(program: Program, stats) -> list[dict]:
 
 def placement(program: Program) -> dict:
     lay, plan = program.mapping, program.plan
+    if plan.matmuls:  # the PopTorch-built program maps every tensor over the tiles of one chip
+        used = max(max(m.tiles for m in plan.matmuls), program.system.chip.tiles)
+        return {"tiles_used": used, "chips_used": 1, "optimizer": plan.optimizer, "precision": program.meta.precision,
+                "delay": plan.delay, "program": "training" if program.meta.training else "inference",
+                "schedule": plan.schedule, "host_io": "one step per host call (PopTorch deviceIterations=1)",
+                "matmul_plan": [m.describe() for m in plan.matmuls]}
     return {"tiles_used": lay.tiles_used, "chips_used": lay.chips_used, "neurons_per_tile": lay.neurons_per_tile,
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,

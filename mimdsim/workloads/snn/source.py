@@ -286,10 +286,8 @@ class ExecutionSource(_Source):
     def forward(self, vs, t):
         l = vs.layer
         spec, p = self.specs[l - 1], self.p[l]
-        n_spk = self._input_list_len(l, t, 0)
         I = self.I[l]
-        lif.gather_rows(self.W[l - 1], self._in_list(l, t), n_spk, I, False)
-        rows = n_spk
+        rows = self._input_current(l, t, I)
         if self.bias[l - 1] is not None:
             I += self.bias[l - 1]
         if spec.recurrence == "one-to-one":
@@ -328,6 +326,12 @@ class ExecutionSource(_Source):
             self._dense_list(l, t)
             return {}
         return {"in_spikes": rows}
+
+    def _input_current(self, l, t, I):
+        """``I = W^T x`` of the input list layer l reads at step t; returns the rows gathered."""
+        n_spk = self._input_list_len(l, t, 0)
+        lif.gather_rows(self.W[l - 1], self._in_list(l, t), n_spk, I, False)
+        return n_spk
 
     def _dense_list(self, l, t):
         B, n = self.B, self.sizes[l]

@@ -1,0 +1,284 @@
+"""The SNN training step as PopTorch compiles snnTorch (Sun et al., vinniesun/snntorch-ipu
+``train_fcn.py``; ``docs/as-built/poptorch.md``): dense ``nn.Linear`` matmuls planned by poplin
+over the whole chip, element-wise neuron updates spread over every tile, BPTT through the
+unrolled graph, one step per host call.
+
+Per forward step, per layer (in layer order with delay 0, all layers together with delay 1):
+
+* ``fwd.matmul``  exchange: the input's operand blocks (and the weight blocks a batch split
+                  copies) to the plan's tiles; compute: ``poplin.matmul`` (the AMP vertex).
+* ``fwd.reduce``  when the plan splits the fan-in: partial sums to their reducing tiles;
+                  compute: ``popops.reduce``.
+* ``fwd.rmatmul``, ``fwd.rreduce``  all-to-all recurrence: ``S[t-1] V`` (RLeaky's and
+                  RSynaptic's ``recurrent`` Linear), planned the same way.
+* ``fwd.neuron``  exchange: the current to the neuron state's linear mapping over all tiles;
+                  compute: ``popops.neuron_map`` with the model's update instructions.
+
+Then ``loss`` and ``loss.grad``; per backward step, per layer in reverse:
+
+* ``bwd.neuron``  the surrogate and adjoint carries element-wise on every tile (dL/dI);
+* ``bwd.wgrad`` (+ ``bwd.wreduce``)  dW += X^T dI: ``[n_in x B] . [B x n]``, accumulating;
+* ``bwd.rwgrad`` (+ ``bwd.rwreduce``)  dV += S[t-1]^T dI (all-to-all);
+* ``bwd.igrad`` (+ ``bwd.ireduce``)  dS_in = dI W^T: ``[B x n] . [n x n_in]`` (layers > 1);
+* ``bwd.rigrad`` (+ ``bwd.rireduce``)  dS[t-1] += dI V^T (all-to-all).
+
+Then ``update.optimizer`` (the gradient to the weights' tiles, the optimizer there) and
+``io.outputs`` (the output record and the loss to the host). ``io.inputs`` first streams
+every step's inputs and the labels from the host, after the ``Launch`` of the call: PopTorch's
+default options run one training step per host call (``deviceIterations`` 1), and the
+study's throughput is batch / wall time of that call.
+
+Every matmul is planned by :func:`~.matmul_plan.plan_matmul` on the tiles of one chip (the
+study ran one IPU; further chips are not used). The numerics are the zoo's, exactly: the
+work source runs the same neuron codelets with every neuron listed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kernels.poplin import BYTES
+
+from ...compiler.transfers import host_stream, point_to_point
+from ...errors import ConfigError
+from ...program import Launch, Loop, Superstep, Transfer, VertexSet
+from .lower import (F32, LayerContext, TensorList, group_supersteps, layer_codelet_args, layer_groups, loss_vertices)
+from .matmul_plan import MatmulPlan, block_sizes, plan_matmul
+
+FWD_KINDS = (("matmul", "mm", "x_mm"), ("reduce", "red", "x_red"), ("rmatmul", "rmm", "x_rmm"),
+             ("rreduce", "rred", "x_rred"), ("neuron", "neuron", "x_neuron"))
+BWD_KINDS = (("neuron", "neuron", "x_neuron"), ("wgrad", "wg", "x_wg"), ("wreduce", "wred", "x_wred"),
+             ("rwgrad", "rwg", "x_rwg"), ("rwreduce", "rwred", "x_rwred"), ("igrad", "ig", "x_ig"),
+             ("ireduce", "ired", "x_ired"), ("rigrad", "rig", "x_rig"), ("rireduce", "rired", "x_rired"))
+
+
+def check_dense(sizes, capacities) -> None:
+    """The program carries every neuron: list capacities must equal the layer sizes."""
+    bad = [(l, n, k) for l, (n, k) in enumerate(zip(sizes, capacities)) if k != n]
+    if bad:
+        l, n, k = bad[0]
+        raise ConfigError(f"schedule='poptorch' runs dense activations: layer {l} has capacity {k} but {n} neurons; "
+                          f"build the network without max_activity (capacity = layer size)")
+
+
+class MatmulLowering:
+    """One planned matmul on ``pM pK pN`` consecutive tiles from ``base`` (wrapping around the chip):
+    its vertex sets and transfers. Successive matmuls start where the previous one ended, so
+    their resident tensors (weights, gradient accumulators) spread over the chip."""
+
+    def __init__(self, plan: MatmulPlan, base: int, n_tiles: int):
+        self.p = plan
+        pM, pK, pN = plan.pM, plan.pK, plan.pN
+        iM, iK, iN = (g.ravel() for g in np.meshgrid(np.arange(pM), np.arange(pK), np.arange(pN), indexing="ij"))
+        self.iM, self.iK, self.iN = iM, iK, iN
+        self.tiles = (base + np.arange(plan.tiles)) % n_tiles
+        self.m = block_sizes(plan.M, pM, plan.m)[iM]
+        self.k = block_sizes(plan.K, pK, plan.k)[iK]
+        self.n = block_sizes(plan.N, pN, plan.n)[iN]
+        self.base, self.T = base, n_tiles  # message sources are spread over the chip from ``base``
+
+    def operands(self, name, rhs_resident: bool) -> list[Transfer]:
+        """The lhs block (iM, iK) multicast to the pN tiles that use it; the rhs block (iK, iN) to
+        the pM tiles that use it, or only to the pM - 1 that do not hold it when it is resident."""
+        e = BYTES[self.p.precision]
+        out = []
+        lhs_group = self.iM * self.p.pK + self.iK
+        src = (self.base + self.p.tiles + lhs_group) % self.T
+        out.append(Transfer(f"{name}.lhs", src, self.tiles, (self.m * self.k * e).astype(np.int64), lhs_group))
+        rhs_group = self.iK * self.p.pN + self.iN
+        if rhs_resident:
+            home = self.tiles[(self.iM == 0)]  # tile of (0, iK, iN) holds the block
+            src = home[rhs_group]
+        else:
+            src = (self.base + self.p.tiles + self.p.pM * self.p.pK + rhs_group) % self.T
+        out.append(Transfer(f"{name}.rhs", src, self.tiles, (self.k * self.n * e).astype(np.int64),
+                            1_000_000 + rhs_group))
+        return out
+
+    def matmul(self, layer, zeroing=True, **roles) -> VertexSet:
+        return VertexSet("poplin.matmul", layer, self.tiles, dict(field=self.m, depth=self.k, cols=self.n,
+                                                                  precision=self.p.precision, zeroing=zeroing,
+                                                                  **roles))
+
+    def reduction(self, name, layer, extra_inputs=0):
+        """pK > 1: each tile of a (iM, iN) group sums its share of the group's outputs over the pK
+        partials (``extra_inputs``: an accumulator added too). Returns (transfers, vertex sets)."""
+        pK = self.p.pK
+        if pK == 1:
+            if not extra_inputs:
+                return [], []
+            share = self.m * self.n
+            return [], [VertexSet("popops.reduce", layer, self.tiles,
+                                  dict(outputs=share, inputs_per_output=1 + extra_inputs, dtype_bytes=F32))]
+        share = -(-(self.m * self.n) // pK)
+        # tile j of a group receives its share from the pK - 1 other tiles of the group
+        j = np.arange(self.tiles.size)
+        group_first = j - self.iK * self.p.pN  # the tile with iK = 0 in the same (iM, iN) group
+        dst = np.repeat(j, pK - 1)
+        others = (np.arange(pK)[None, :] != self.iK[:, None])
+        src_k = np.nonzero(others)[1]
+        src = self.tiles[np.repeat(group_first, pK - 1) + src_k * self.p.pN]
+        dst = self.tiles[dst]
+        nbytes = np.repeat(share * F32, pK - 1).astype(np.int64)
+        tr = Transfer(f"{name}.partials", src, dst, nbytes, np.arange(dst.size))
+        vs = VertexSet("popops.reduce", layer, self.tiles,
+                       dict(outputs=share, inputs_per_output=pK + extra_inputs, dtype_bytes=F32))
+        return [tr], [vs]
+
+
+def spread(total: int, n_tiles: int) -> np.ndarray:
+    """Elements per tile of a tensor mapped linearly over ``n_tiles`` tiles."""
+    return block_sizes(total, n_tiles, -(-total // n_tiles))
+
+
+def lower(low: LayerContext, static_input: bool = False):
+    """``(tensors, schedule, loss tile, matmul plans)`` of the PopTorch-built training step
+    (``static_input``: one input per sample for all steps, streamed once)."""
+    sizes, st, T, B, L = low.sizes, low.st, low.T, low.B, low.L
+    check_dense(sizes, low.capacities)
+    chip = low.system.chip
+    NT = chip.tiles  # one IPU, every tile
+    prec = low.precision
+    e = BYTES[prec]
+    specs, readout = st.layers, st.readout
+    tensors = TensorList()
+    alloc = tensors.alloc
+    all_tiles = np.arange(NT)
+    fwd = {k: [[] for _ in range(L + 1)] for _, a, b in FWD_KINDS for k in (a, b)}
+    bwd = {k: [[] for _ in range(L + 1)] for _, a, b in BWD_KINDS for k in (a, b)}
+    plans, temps, update = [], [np.zeros(NT)], []
+    base = 0
+
+    def place(name, M, K, N, resident=False, zeroing=True):
+        nonlocal base
+        pl = plan_matmul(name, M, K, N, chip, prec, tiles=NT, rhs_resident=resident, zeroing=zeroing)
+        plans.append(pl)
+        low_ = MatmulLowering(pl, base, NT)
+        base = (base + pl.tiles) % NT
+        t = np.zeros(NT)
+        t[low_.tiles] = low_.m * low_.k * e + low_.k * low_.n * e + low_.m * low_.n * F32
+        temps.append(t)
+        return low_
+
+    def to_map(name, src_tiles, n_elements, dest):
+        """The tensor's elements from ``src_tiles`` to their linear mapping over all tiles."""
+        per = spread(n_elements, NT)
+        hit = np.flatnonzero(per)
+        dest.append(point_to_point(name, np.asarray(src_tiles)[hit % len(src_tiles)], all_tiles[hit], per[hit] * e))
+
+    for l in range(1, L + 1):
+        spec = specs[l - 1]
+        n_in, n = sizes[l - 1], sizes[l]
+        a2a = spec.recurrence == "all-to-all"
+        args = layer_codelet_args(spec, st.bias[l - 1], l == L and readout.on_membrane,
+                                  bool(readout.activity_l1) and l < L)
+        # ---- forward
+        mm = place(f"L{l}.fc", B, n_in, n, resident=True)
+        fwd["x_mm"][l] += mm.operands(f"L{l}.fc", rhs_resident=True)
+        fwd["mm"][l].append(mm.matmul(l, role="forward", dense=True))
+        x, v = mm.reduction(f"L{l}.fc", l)
+        fwd["x_red"][l] += x
+        fwd["red"][l] += v
+        out_tiles = mm.tiles
+        if a2a:
+            rm = place(f"L{l}.recurrent", B, n, n, resident=True)
+            fwd["x_rmm"][l] += rm.operands(f"L{l}.recurrent", rhs_resident=True)
+            fwd["rmm"][l].append(rm.matmul(l))
+            x, v = rm.reduction(f"L{l}.recurrent", l)
+            fwd["x_rred"][l] += x
+            fwd["rred"][l] += v
+            to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
+        to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
+        per = spread(B * n, NT)
+        fwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
+                                          dict(elements=per, per_vector=args["update"], per_element=0)))
+        # ---- backward
+        bwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
+                                          dict(elements=per, per_vector=args["carry"], per_element=args["own"],
+                                               role="scatter", dense=True)))
+        if l < L:  # dS from the next layer's input-gradient matmul to the neuron mapping
+            to_map(f"L{l}.dS", np.arange(NT), B * n, bwd["x_neuron"][l])
+        wg = place(f"L{l}.fc.wgrad", n_in, B, n, zeroing=False)
+        bwd["x_wg"][l] += wg.operands(f"L{l}.fc.wgrad", rhs_resident=False)
+        bwd["wg"][l].append(wg.matmul(l, zeroing=False, role="weight_grad", source="input"))
+        x, v = wg.reduction(f"L{l}.fc.wgrad", l, extra_inputs=1 if wg.p.pK > 1 else 0)
+        bwd["x_wred"][l] += x
+        bwd["wred"][l] += v
+        grads = [wg]
+        if a2a:
+            rwg = place(f"L{l}.recurrent.wgrad", n, B, n, zeroing=False)
+            bwd["x_rwg"][l] += rwg.operands(f"L{l}.recurrent.wgrad", rhs_resident=False)
+            bwd["rwg"][l].append(rwg.matmul(l, zeroing=False, role="weight_grad", source="own"))
+            x, v = rwg.reduction(f"L{l}.recurrent.wgrad", l, extra_inputs=1 if rwg.p.pK > 1 else 0)
+            bwd["x_rwred"][l] += x
+            bwd["rwred"][l] += v
+            grads.append(rwg)
+            rig = place(f"L{l}.recurrent.igrad", B, n, n)
+            bwd["x_rig"][l] += rig.operands(f"L{l}.recurrent.igrad", rhs_resident=False)
+            bwd["rig"][l].append(rig.matmul(l, role="input_grad", source="own"))
+            x, v = rig.reduction(f"L{l}.recurrent.igrad", l)
+            bwd["x_rired"][l] += x
+            bwd["rired"][l] += v
+            # dS[t - 1] of the layer's own spikes, to the neuron mapping for the next backward step
+            to_map(f"L{l}.dS_recurrent", rig.tiles, B * n, bwd["x_neuron"][l])
+        if l > 1:
+            ig = place(f"L{l}.fc.igrad", B, n, n_in)
+            bwd["x_ig"][l] += ig.operands(f"L{l}.fc.igrad", rhs_resident=False)
+            bwd["ig"][l].append(ig.matmul(l, role="input_grad", source="input"))
+            x, v = ig.reduction(f"L{l}.fc.igrad", l)
+            bwd["x_ired"][l] += x
+            bwd["ired"][l] += v
+        # ---- memory: weights on the forward plan's home tiles, gradients where they accumulate
+        home = mm.iM == 0
+        alloc(f"L{l}.weights", "weights", mm.tiles[home], mm.k[home] * mm.n[home] * e, l)
+        if low.optimizer == "adam":
+            alloc(f"L{l}.adam_moments", "optimizer", mm.tiles[home], 2 * mm.k[home] * mm.n[home] * e, l)
+        for g in grads:
+            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.m * g.n * F32, l)
+        if a2a:
+            rhome = rm.iM == 0
+            alloc(f"L{l}.recurrent_weights", "weights", rm.tiles[rhome], rm.k[rhome] * rm.n[rhome] * e, l)
+            if low.optimizer == "adam":
+                alloc(f"L{l}.recurrent_adam_moments", "optimizer", rm.tiles[rhome],
+                      2 * rm.k[rhome] * rm.n[rhome] * e, l)
+        # PopART keeps every forward activation the backward reads: the layer's input and its
+        # state histories per step, on their linear mappings
+        steps_kept = 1 if (static_input and l == 1) else T  # one input tensor serves every step
+        alloc(f"L{l}.input_history", "history", all_tiles, spread(steps_kept * B * n_in, NT) * e, l)
+        for h in spec.histories:
+            alloc(f"L{l}.{h}_history", "history", all_tiles, spread(T * B * n, NT) * e, l)
+        alloc(f"L{l}.state", "state", all_tiles, spread(len(spec.state_variables) * B * n, NT) * e, l)
+        alloc(f"L{l}.dU_dI", "state", all_tiles, spread((spec.carries + 1) * B * n, NT) * e, l)
+        # the update: the accumulated gradient to the weights' tiles, then the optimizer there
+        trainable = n_in * n + (n if st.bias[l - 1] else 0) + (n * n + n if a2a and spec.learn_recurrent else 0)
+        w_tiles = mm.tiles[home]
+        w_el = spread(trainable, w_tiles.size)
+        update.append((l, w_tiles, w_el, wg.tiles))
+    # matmul temporaries (operand copies, partials) live only in their compute set: the largest
+    alloc("matmul.temporaries", "buffers", all_tiles, np.max(np.stack(temps), axis=0).astype(np.int64))
+    out_n = sizes[-1]
+    loss_tile = 0
+    alloc("loss.buffers", "buffers", [loss_tile], B * out_n * e * (2 + (T if readout.loss == "ce_rate" else 0)), L)
+    alloc("output_record", "history", all_tiles, spread(T * B * out_n, NT) * e, L)
+    per_sample = T * out_n if readout.loss in ("ce_rate", "ce_max_membrane") else out_n
+    loss = Superstep("loss", "forward", (loss_vertices(readout, L, loss_tile, B, out_n, T, out_n),),
+                     (point_to_point("outputs", all_tiles[1:2], [loss_tile], B * per_sample * e),), low.sync)
+    loss_back = Superstep("loss.grad", "backward", (), (
+        point_to_point("dL_doutputs", [loss_tile], all_tiles[1:2], B * per_sample * e),), low.sync)
+    forward = Loop("forward", T, tuple(group_supersteps("fwd", fwd, FWD_KINDS, layer_groups(L, st.delay), "forward",
+                                                        low.sync)))
+    backward = Loop("backward", T, tuple(group_supersteps("bwd", bwd, BWD_KINDS, layer_groups(L, st.delay,
+                                                                                             reverse=True),
+                                                          "backward", low.sync)), reverse=True)
+    opt = tuple(VertexSet(low.optimizer, l, w_tiles, dict(elements=w_el, copies=1, role="published_update"))
+                for l, w_tiles, w_el, _ in update)
+    moves = tuple(point_to_point(f"L{l}.gradient", g_tiles[np.arange(w_tiles.size) % g_tiles.size], w_tiles,
+                                 w_el * F32) for l, w_tiles, w_el, g_tiles in update)
+    inputs = Superstep("io.inputs", "io", exchange=(
+        host_stream("inputs", all_tiles, spread((1 if static_input else T) * B * sizes[0], NT) * e),
+        point_to_point("labels", [-1], [loss_tile], B * 4)), sync=low.sync)
+    outputs = Superstep("io.outputs", "io", exchange=(
+        host_stream("output_record", all_tiles, spread(T * B * out_n, NT) * e, to_host=True),
+        host_stream("loss", [loss_tile], [F32], to_host=True)), sync=low.sync)
+    schedule = [Launch(), inputs, forward, loss, loss_back, backward,
+                Superstep("update.optimizer", "update", opt, moves, low.sync), outputs]
+    return tensors, schedule, loss_tile, tuple(plans)

@@ -1,0 +1,269 @@
+"""The PopTorch-built dense program (schedule='poptorch'): poplin's AMP vertex estimator by hand,
+the matmul planner (the chosen split fits, a forced bad split is slower, memory per tile by
+hand), real-valued inputs against snnTorch, the seed configuration for every neuron model in
+fp32 and fp16 on ipu-mk2 and bow, and the program choice through the API and errors."""
+
+import numpy as np
+import pytest
+
+import mimdsim
+from kernels.poplin import amp_matmul_cycles, conv_units
+from kernels.tile import Tile
+from mimdsim.errors import ConfigError
+from mimdsim.snn import NeuronSpec
+from mimdsim.workloads.snn.lower import compile_program
+from mimdsim.workloads.snn.matmul_plan import AVAILABLE_MEMORY_PROPORTION, plan_matmul
+
+MK2 = mimdsim.chip("ipu-mk2")
+
+# the seed configuration's neuron models (Sun et al.: Leaky beta 0.9; the zoo's others)
+MODELS = {
+    "leaky": NeuronSpec("leaky", beta=0.9, surrogate="fast_sigmoid"),
+    "synaptic": NeuronSpec("synaptic", alpha=0.8, beta=0.9, surrogate="fast_sigmoid"),
+    "alpha": NeuronSpec("alpha", alpha=0.95, beta=0.9, surrogate="fast_sigmoid"),
+    "lapicque": NeuronSpec("lapicque", beta=0.9, surrogate="fast_sigmoid"),
+    "rleaky-one-to-one": NeuronSpec("leaky", beta=0.9, recurrence="one-to-one", surrogate="fast_sigmoid"),
+    "rleaky-all-to-all": NeuronSpec("leaky", beta=0.9, recurrence="all-to-all", surrogate="fast_sigmoid"),
+    "rsynaptic-all-to-all": NeuronSpec("synaptic", alpha=0.8, beta=0.9, recurrence="all-to-all",
+                                       surrogate="fast_sigmoid"),
+}
+
+
+def test_amp_vertex_cycles_by_hand():
+    tile = Tile.of(MK2, "fp16")
+    assert conv_units(tile, "fp16") == 16  # 128 FLOPs/cycle x 4 core cycles / (2 x 16 in chans)
+    # field 12, depth 32 (2 input groups of 16), cols 16 (1 output group); 12 >= 6 workers: 2 elements each
+    # worker(2): zeroing 41, not zeroing 45; inner = max(6 w, 6 w + 14) -> 260 / 284
+    # loads = 4 (16 / 2) 16 x 2 B / 16 B per cycle = 64
+    # 50 + 12 + (2 - 1)(15 + 1 (19 + 6 + 64 + 284)) + 10 + 1 (19 + 6 + 64 + 260) = 809
+    assert amp_matmul_cycles(12, 32, 16, tile, "fp16")[()] == 809
+    # fp32: 8 in chans, core 8; field 3: one element per worker for 3 contexts (others idle: tag 14)
+    # worker(1) = 50 + 10 (zeroing) / 50; inner = max(6 x 60, 0 + 14) = 360 / 300; loads 2 (16/2) 16 x 4 / 16 = 64
+    # one input group (depth 8), one output group: 50 + 12 + 10 + (19 + 6 + 64 + 360) = 521
+    assert amp_matmul_cycles(3, 8, 16, Tile.of(MK2), "fp32")[()] == 521
+    assert amp_matmul_cycles(0, 8, 16, tile, "fp16")[()] == 0
+
+
+def test_amp_vertex_utilisation_sits_in_the_measured_range():
+    """A tile-filling GEMM reaches 48-84% of the AMP peak (hardware.md: hand-written AMP kernels)."""
+    for prec, flops in (("fp16", MK2.amp_flops_fp16), ("fp32", MK2.amp_flops_fp32)):
+        c = amp_matmul_cycles(96, 256, 256, Tile.of(MK2, prec), prec)[()]
+        util = 2 * 96 * 256 * 256 / flops / c
+        assert 0.48 <= util <= 0.84, (prec, util)
+
+
+def test_planner_chooses_a_split_that_fits_and_beats_forced_ones():
+    p = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=MK2.tiles, rhs_resident=True)
+    assert p.tiles <= MK2.tiles
+    assert p.temp_bytes <= AVAILABLE_MEMORY_PROPORTION * MK2.sram_per_tile
+    assert p.pM * p.m >= 128 and p.pK * p.k >= 784 and p.pN * p.n >= 1000
+    for bad in [(1, 1, 1), (128, 1, 1), (1, 49, 1), (2, 1, 63)]:
+        forced = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=MK2.tiles, rhs_resident=True, force=bad)
+        assert forced.cycles > p.cycles, bad
+    # one tile cannot hold the whole matmul's operands within the memory proportion
+    one = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", force=(1, 1, 1))
+    assert one.temp_bytes > AVAILABLE_MEMORY_PROPORTION * MK2.sram_per_tile
+    with pytest.raises(ConfigError, match=r"no split over 1 tiles.*0.6 x 638976 B"):
+        plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=1)
+
+
+def test_seed_first_layer_memory_per_tile_by_hand():
+    """fc1 of the seed configuration in fp16: the plan splits [128 x 784] . [784 x 1000] as
+    pM x pK x pN = 3 x 7 x 63 with blocks 43 x 112 x 16 (784 = 7 x 112; 1000 = 62 x 16 + 8).
+
+    Temporary memory of a tile: lhs 43 x 112 x 2 B = 9632, rhs 112 x 16 x 2 B = 3584, float
+    partials 43 x 16 x 4 B = 2752, reduction buffer: the tile sums ceil(43 x 16 / 7) = 99
+    outputs, receiving 6 partials of each, 99 x 6 x 4 B = 2376; total 18,344 B.
+
+    Resident: the weight block 112 x 16 x 2 B = 3584 B on each of the 7 x 63 = 441 home tiles
+    (iM = 0; the 63rd column block holds 8 columns: 1792 B) and Adam's two moments, 7168 B.
+    The input history T B n_in = 25 x 128 x 784 = 2,508,800 values over 1472 tiles:
+    ceil(2,508,800 / 1472) = 1705 per tile, 3410 B.
+    """
+    net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
+    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,
+                           structure=net.structure, precision="fp16", schedule="poptorch")
+    fc1 = prog.plan.matmuls[0]
+    assert (fc1.name, fc1.pM, fc1.pK, fc1.pN, fc1.m, fc1.k, fc1.n) == ("L1.fc", 3, 7, 63, 43, 112, 16)
+    assert fc1.temp_bytes == 9632 + 3584 + 2752 + 2376 == 18344
+    by_name = {t.name: t for t in prog.tensors if t.layer == 1}
+    w = by_name["L1.weights"]
+    assert w.tiles.size == 441 and w.nbytes.max() == 3584 and w.nbytes.min() == 1792
+    assert by_name["L1.adam_moments"].nbytes.max() == 7168
+    assert by_name["L1.input_history"].nbytes.max() == 3410
+    mimdsim.workloads.snn.lower.check_fits(prog)
+
+
+def test_real_valued_inputs_match_snntorch():
+    pytest.importorskip("torch")
+    pytest.importorskip("snntorch")
+    from snntorch_reference import run_snntorch
+
+    rng = np.random.default_rng(3)
+    T, B = 20, 4
+    for spec in (MODELS["leaky"], MODELS["rsynaptic-all-to-all"]):
+        net = mimdsim.Network.build([16, 12, 6], spec, bias=True, seed=1, weight_scale=2.0)
+        x = rng.random((T, B, 16)).astype(np.float32)  # pixels in [0, 1) at every step
+        y = rng.integers(0, 6, B)
+        run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=y, schedule="poptorch")
+        loss, grads, traces = run_snntorch(net, x, y)
+        for mine, ref in zip(run.traces, traces):
+            assert ref["spk"].sum() > 0
+            np.testing.assert_array_equal(mine["spk"], ref["spk"])
+        assert run.loss == pytest.approx(loss, rel=1e-5)
+        for (l, key), g in grads.items():
+            a, b = np.asarray(run.param_grads[l][key], np.float64), np.asarray(g, np.float64)
+            assert np.linalg.norm(a - b) / np.linalg.norm(b) < 1e-5, (l, key)
+
+
+def test_real_valued_inputs_need_the_dense_program():
+    net = mimdsim.Network.build([16, 12, 6], MODELS["leaky"])
+    x = np.full((3, 2, 16), 0.5, dtype=np.float32)
+    with pytest.raises(ConfigError, match="schedule='poptorch'"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=np.array([0, 1]))
+
+
+@pytest.mark.parametrize("chip", ["ipu-mk2", "bow"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("model", list(MODELS))
+def test_seed_configuration_runs_dense_for_every_model(model, precision, chip):
+    """784-1000-10, T = 25, B = 128, ce_count, Adam: the configuration the old dense path refused."""
+    net = mimdsim.Network.build([784, 1000, 10], MODELS[model], bias=True, loss="ce_count")
+    run = mimdsim.simulate(net, chip, timesteps=25, batch_size=128, activity=0.1, precision=precision,
+                           schedule="poptorch")
+    rep = run.report
+    assert rep.placement["schedule"] == "poptorch"
+    names = [m["matmul"] for m in rep.placement["matmul_plan"]]
+    assert {"L1.fc", "L1.fc.wgrad", "L2.fc", "L2.fc.wgrad", "L2.fc.igrad"} <= set(names)
+    assert rep.samples_per_second > 0
+    if model.endswith("all-to-all"):
+        assert any(m["matmul"] == "L1.recurrent" for m in rep.placement["matmul_plan"])
+
+
+def test_population_code_runs_dense():
+    net = mimdsim.Network.build([784, 1000, 100], MODELS["leaky"], bias=True, num_classes=10)
+    run = mimdsim.simulate(net, "ipu-mk2", timesteps=25, batch_size=128, activity=0.1, precision="fp16",
+                           schedule="poptorch")
+    assert run.report.placement["matmul_plan"][2]["shape"] == [128, 1000, 100]
+
+
+def test_seed_configuration_is_live_and_fp16_is_faster():
+    """Execution-driven on digit-like pixels (reduced batch): every layer spikes; fp16 beats fp32."""
+    net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True, seed=0)
+    rng = np.random.default_rng(0)
+    T, B = 25, 16
+    x = np.broadcast_to(rng.random((B, 784)).astype(np.float32), (T, B, 784)).copy()
+    y = rng.integers(0, 10, B)
+    r32 = mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, schedule="poptorch")
+    assert all(ly["spikes"] > 0 for ly in r32.report.layers[1:])
+    r16 = mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, schedule="poptorch", precision="fp16")
+    assert r16.report.total_cycles < r32.report.total_cycles
+    assert all(ly["spikes"] > 0 for ly in r16.report.layers[1:])
+    assert abs(r16.loss - r32.loss) / r32.loss < 0.05
+
+
+def test_dense_networks_the_old_program_refused_run_poptorch():
+    net = mimdsim.Network.build([40, 30, 6], MODELS["rleaky-all-to-all"], dense=True)
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=4, batch_size=3, activity=0.2)
+    assert run.report.placement["schedule"] == "poptorch"
+
+
+def test_sparse_capacities_are_refused_with_the_fix():
+    net = mimdsim.Network.build([40, 30, 6], MODELS["leaky"], max_activity=0.2)
+    with pytest.raises(ConfigError, match="capacity .* without max_activity"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=4, batch_size=3, activity=0.1,
+                         schedule="poptorch")
+
+
+def test_static_input_streams_one_image_per_sample():
+    net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
+    kw = dict(timesteps=25, batch_size=128, activity=0.1, schedule="poptorch", precision="fp16")
+    per_step = mimdsim.simulate(net, "ipu-mk2", **kw).report
+    once = mimdsim.simulate(net, "ipu-mk2", static_input=True, **kw).report
+    # the same supersteps but the input stream: 25 x fewer bytes
+    assert once.steps["io.inputs"]["host"] < per_step.steps["io.inputs"]["host"] / 10
+    assert once.steps["fwd.matmul.L1"] == per_step.steps["fwd.matmul.L1"]
+    with pytest.raises(ConfigError, match="only schedule='poptorch'"):
+        mimdsim.simulate(net, "ipu-mk2", static_input=True, timesteps=2, batch_size=2, activity=0.1,
+                         schedule="fused")
+    x = np.random.default_rng(0).random((3, 2, 784)).astype(np.float32)
+    with pytest.raises(ConfigError, match="inputs\\[t\\] differs"):
+        mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=np.array([0, 1]), static_input=True,
+                         schedule="poptorch")
+
+
+def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
+    from kernels.poplin import amp_matmul
+    from kernels.popops_map import neuron_map_cycles
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 3)).astype(np.float32)
+    # fp16 inputs, fp32 accumulation: the product of the rounded operands
+    want = A.astype(np.float16).astype(np.float64) @ B.astype(np.float16).astype(np.float64)
+    np.testing.assert_allclose(amp_matmul(A, B, "fp16"), want, rtol=1e-6)
+    out = np.ones((5, 3), np.float32)
+    amp_matmul(A, B, "fp32", out=out, accumulate=True)
+    np.testing.assert_allclose(out, A @ B + 1, rtol=1e-6)
+    # 100 elements, fp32 (2 lanes): 50 vectors -> 9 per worker, 17 elements per worker;
+    # 6 x (2 + 20 + 9 x 13 + 17 x 5) + 11 = 1455
+    assert neuron_map_cycles(np.array([100]), 13, 5, Tile.of(MK2))[0] == 6 * (2 + 20 + 9 * 13 + 17 * 5) + 11
+
+
+def test_program_choice_through_nir_cli_and_sweep_settings(tmp_path):
+    """A NIR graph runs on the PopTorch program from the command line, and the report says so."""
+    nir = pytest.importorskip("nir")
+    import json
+
+    from mimdsim.cli import main
+    net = mimdsim.Network.build([40, 30, 6], MODELS["leaky"], bias=True)
+    nir.write(str(tmp_path / "n.nir"), mimdsim.to_nir(net))
+    out = tmp_path / "r.json"
+    assert main(["simulate", "--model", str(tmp_path / "n.nir"), "--schedule", "poptorch", "--timesteps", "4",
+                 "--batch", "3", "--activity", "0.2", "--tiles", "64", "--quiet", "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["placement"]["schedule"] == "poptorch"
+    assert rep["placement"]["matmul_plan"][0]["matmul"] == "L1.fc"
+    from mimdsim.experiment import build_run
+    from mimdsim.settings import FILE_KEYS
+    v = {key: st.default for key, st in FILE_KEYS.items()}
+    v.update({"model.layers": [40, 30, 6], "model.neuron": "rsynaptic", "run.schedule": "poptorch",
+              "model.timesteps": 4, "model.batch": 3, "run.activity": [0.2]})
+    net2, _, kw = build_run(v)
+    assert kw["schedule"] == "poptorch" and net2.capacities == net2.sizes
+
+
+def test_sweep_over_the_program_and_neuron_models(tmp_path, monkeypatch):
+    """run.schedule and model.neuron are sweep axes like any setting."""
+    monkeypatch.chdir(tmp_path)
+    from mimdsim.sweep.runner import run_sweep
+    from mimdsim.sweep.spec import load_sweep
+    spec = tmp_path / "s.toml"
+    spec.write_text("""
+[model]
+layers = [40, 30, 6]
+neuron = "leaky"
+timesteps = 4
+batch = 3
+
+[run]
+schedule = "poptorch"
+activity = 0.2
+
+[chip]
+preset = "ipu-mk2"
+tiles = 64
+
+[sweep]
+mode = "grid"
+results = "out.jsonl"
+
+[sweep.axes]
+"model.neuron" = ["leaky", "rsynaptic"]
+"run.static_input" = [false, true]
+""")
+    import json
+    assert run_sweep(load_sweep(spec), serial=True, out=lambda *a: None) == 4  # points run
+    recs = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(recs) == 4 and all(r["status"] == "ok" for r in recs)
+    by = {(r["params"]["model.neuron"], r["params"]["run.static_input"]): r for r in recs}
+    assert by[("leaky", True)]["cycles"]["host"] < by[("leaky", False)]["cycles"]["host"]
+    assert by[("rsynaptic", False)]["cycles"]["compute"] > by[("leaky", False)]["cycles"]["compute"]
