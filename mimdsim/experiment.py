@@ -125,14 +125,16 @@ def check_sizes_fit(values: dict) -> None:
                      optimizer=values.get("run.optimizer", "adam"), reserve_tile0=values["run.reserve_tile0"])
 
 
-def check_steps_fit(T: int, B: int, input_capacity: int, system, *, training: bool) -> None:
+def check_steps_fit(T: int, B: int, input_capacity: int, system, *, training: bool, schedule=None) -> None:
     """Refuse, before compiling, timesteps x batch beyond this machine's memory (the program keeps
-    a few numbers per (timestep, sample)) or, when training, beyond a tile's SRAM: BPTT keeps the
-    input spike list of every (timestep, sample), at least ``T x B x K_in x 2 B`` on a layer-1 tile."""
+    a few numbers per (timestep, sample)) or, when training, beyond a tile's SRAM: the list
+    programs' BPTT keeps the input spike list of every (timestep, sample), at least
+    ``T x B x K_in x 2 B`` on a layer-1 tile. PopTorch's dense program spreads its input history
+    over the whole chip; its planner checks what it keeps."""
     check_host_bytes(f"the per-(timestep, sample) arrays of T={T:,} x B={B:,}", 64.0 * T * B,
                      fix="lower --timesteps or --batch")
     need, limit = int(2 * T * B * input_capacity), system.chip.sram_per_tile
-    if training and need > limit:
+    if training and need > limit and schedule != "poptorch":
         from .errors import OutOfTileMemory
         raise OutOfTileMemory(1, need, limit, {"L1.input_list_history (at least)": need},
                               f"BPTT keeps the input spike list of every (timestep, sample) on each layer-1 tile: "
@@ -180,7 +182,7 @@ def build_run(values: dict):
     if v.get("run.inference"):
         kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
-    check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"))
+    check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"), schedule=v.get("run.schedule"))
     if v["run.execute"]:
         check_host_bytes(f"the random input spikes ([{T:,} timesteps, {B:,} samples, {n_in:,} inputs])",
                          8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")

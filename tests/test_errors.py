@@ -258,6 +258,7 @@ BAD_INPUTS = [
     (CMP + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
     (CMP + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (CMP + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
+    (CMP + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
     (CMP + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
     (CMP + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
     # unwritable outputs, refused before the run
