@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from .errors import ConfigError, MimdsimError
-from .settings import FILE_KEYS, check_value
+from .settings import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2, FILE_KEYS, check_value
 from .validate import did_you_mean
 
 try:  # Python 3.11+
@@ -121,14 +121,19 @@ def build_run(values: dict):
         raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare --workload` or "
                           f"`mimdsim run`; sweep files sweep the SNN step (set workload.name = 'snn')")
     if v.get("model.nir"):  # a NIR graph replaces the layer flags (mimdsim.from_nir)
-        from .snn.nir_io import from_nir
-        net = from_nir(v["model.nir"])
+        net = _nir_network(v)
         v = dict(v, **{"model.layers": list(net.sizes)})
     else:
+        v = dict(v, **{"model.layers": DEFAULT_LAYERS if v["model.layers"] is None else v["model.layers"],
+                       "model.max_activity": _max_activity(v),
+                       "model.theta2": DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"]})
+        init = {}
+        if v["model.weight_scale"] is None and v["run.execute"]:  # the activity rule, at the input rate the run draws
+            init["input_activity"] = _input_rate(v)
         net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
                                   input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                                   overflow=v["model.overflow"], seed=v["run.seed"],
-                                  weight_scale=v["model.weight_scale"])
+                                  weight_scale=v["model.weight_scale"], **init)
     sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.schedule") == "per-op":
@@ -144,14 +149,51 @@ def build_run(values: dict):
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
     if v["run.execute"]:
         rng = np.random.default_rng(v["run.seed"])
-        rate = v["run.input_activity"] if v["run.input_activity"] is not None else v["model.max_activity"] / 2
+        rate = _input_rate(v)
         kw["inputs"] = (rng.random((T, B, n_in)) < rate).astype(np.uint8)
         kw["labels"] = rng.integers(0, n_out, B)
     else:
         kw.update(timesteps=T, batch_size=B,
-                  activity=v["run.activity"] if v["run.activity"] is not None else v["model.max_activity"] / 2,
+                  activity=v["run.activity"] if v["run.activity"] is not None else
+                  _max_activity(v) / 2,
                   candidate_activity=v["run.candidate_activity"], input_activity=v["run.input_activity"])
     return net, sys_spec, kw
+
+
+def _max_activity(v) -> float:
+    return DEFAULT_MAX_ACTIVITY if v["model.max_activity"] is None else v["model.max_activity"]
+
+
+def _input_rate(v) -> float:
+    """The input spike fraction of an execution-driven run: --input-activity, else half the max activity."""
+    if v["run.input_activity"] is not None:
+        return v["run.input_activity"]
+    return _max_activity(v) / 2
+
+
+def _nir_network(v):
+    """The network of ``--model FILE.nir`` with every model flag applied, or refused when the
+    graph fixes what the flag would set."""
+    from .snn.nir_io import from_nir
+    from .validate import check_int, check_number
+
+    given = lambda key: v.get(key) is not None  # noqa: E731
+    for key, flag, why in (("model.layers", "--layers", "the graph gives the layer sizes"),
+                           ("model.weight_scale", "--weight-scale", "the graph brings its trained weights")):
+        if given(key):
+            raise ConfigError(f"{flag} {v[key]} with --model {v['model.nir']}: {why}; drop {flag} "
+                              f"(TOML: {key}) or --model")
+    net = from_nir(v["model.nir"], max_activity=v["model.max_activity"])
+    if given("model.input_capacity"):
+        k0 = check_int("--input-capacity", v["model.input_capacity"], low=1, high=net.sizes[0],
+                       fix=f"the input list of {v['model.nir']} holds 1 to its {net.sizes[0]} inputs")
+        net.capacities = (k0,) + tuple(net.capacities[1:])
+    if given("model.theta2"):
+        spec_th = min(float(np.min(s.threshold)) for s in net.specs)
+        check_number("--theta2", v["model.theta2"], high=spec_th, finite=False,
+                     fix=f"candidates lie below the graph's lowest spike threshold {spec_th:g}")
+        net.layers = tuple(s.replace(theta2=v["model.theta2"]) for s in net.specs)
+    return net
 
 
 def _locate(values, error: MimdsimError) -> MimdsimError:

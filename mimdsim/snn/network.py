@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_int, check_number, is_int
+from ..validate import check_choice, check_fractions, check_int, check_number, is_int
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
@@ -181,7 +181,7 @@ class Network:
             if len(getattr(self, name)) != L:
                 raise ConfigError(f"net.{name} has {len(getattr(self, name))} entries; the network has {L} layers")
         if not self.weights:
-            self.weights = init_weights(self.sizes, seed=0, dtype=self.dtype)
+            self.weights = _initial_weights(self, 0, None, None, None, DEFAULT_INIT_ACTIVITY)
 
     @property
     def specs(self) -> tuple:
@@ -198,7 +198,8 @@ class Network:
     @classmethod
     def build(cls, sizes, neuron="leaky", *, delay=0, bias=False, loss="ce_count", num_classes=None,
               max_activity=None, capacities=None, overflow="lowest-index", input_overflow="random", seed=0,
-              weight_scale=1.0, dtype=np.float32, dense=False, **neuron_kw) -> "Network":
+              weight_scale=None, init_activity=None, input_activity=None, dtype=np.float32, dense=False,
+              **neuron_kw) -> "Network":
         """A network of the neuron zoo with snnTorch semantics (inter-layer delay 0 by default).
 
         ``neuron``: a :class:`NeuronSpec`, a model name with ``neuron_kw`` (``beta=0.9``, ...)
@@ -206,6 +207,12 @@ class Network:
         ``nn.Linear``). ``loss``: a loss name or :class:`Readout`; ``num_classes`` makes a
         population code. Capacities default to the layer sizes (every spike listed: exact);
         ``max_activity`` sets ``even floor(max_activity * n)`` instead.
+
+        Initial weights: by default the activity rule (:func:`activity_stds`) for a spike
+        fraction ``init_activity`` per step in every layer (default: half the max activity,
+        or ``DEFAULT_INIT_ACTIVITY`` = 5% without one) with inputs at ``input_activity``
+        (default: the same); ``weight_scale=s`` uses the fan-in rule ``std = s / sqrt(fan_in)``
+        instead.
         """
         sizes = list(sizes)
         L = len(sizes) - 1
@@ -230,7 +237,8 @@ class Network:
             capacities = list(sizes)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), overflow=overflow, input_overflow=input_overflow,
                   weights=[], dtype=dtype, layers=specs, delay=delay, readout=readout, dense=dense)
-        net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        default = DEFAULT_INIT_ACTIVITY if max_activity is None else max_activity / 2
+        net.weights = _initial_weights(net, seed, weight_scale, init_activity, input_activity, default)
         if bias:
             rng = np.random.default_rng(seed + 7)
             net.biases = [(rng.uniform(-1, 1, n) / math.sqrt(n_in)).astype(net.dtype)
@@ -241,7 +249,8 @@ class Network:
     def feedforward(cls, sizes, *, alpha=0.95, c=10.0, theta1=1.0, theta2=0.9,
                     surrogate_beta=10.0, max_activity=0.01, capacities=None,
                     input_capacity=None, overflow="lowest-index", input_overflow="random",
-                    seed=0, weight_scale=1.0, dtype=np.float32, dense_output=False) -> "Network":
+                    seed=0, weight_scale=None, init_activity=None, input_activity=None, dtype=np.float32,
+                    dense_output=False) -> "Network":
         """Build a network from layer sizes, input first.
 
         Capacities default to ``even floor(max_activity * n)`` (at least 2) per layer;
@@ -250,6 +259,13 @@ class Network:
         neuron (K = n_out) and its theta2 is -inf, so every output neuron gets its surrogate
         gradient while the hidden layers stay sparse — as the published accuracy runs,
         whose readout is a dense layer (``docs/training.md``).
+
+        Initial weights: by default the activity rule (:func:`activity_stds`): every layer
+        spikes at about ``init_activity`` per step (one number or one per neuron layer;
+        default half the max activity, the rate-driven runs' default, so lists start half
+        full) when the input spikes at ``input_activity`` per step (default: the same).
+        ``weight_scale=s`` uses the fan-in rule ``std = s / sqrt(fan_in)`` instead, which
+        assumes every input spikes and leaves sparse layers silent unless s is large.
         """
         sizes = list(sizes)
         caps = _capacities(max_activity, sizes)
@@ -271,7 +287,7 @@ class Network:
             layers = (spec,) * (len(sizes) - 2) + (spec.replace(theta2=-math.inf),)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), neuron=neuron, layers=layers,
                   overflow=overflow, input_overflow=input_overflow, weights=[], dtype=dtype)
-        net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        net.weights = _initial_weights(net, seed, weight_scale, init_activity, input_activity, max_activity / 2)
         return net
 
     # Shape helpers.
@@ -357,6 +373,27 @@ class Network:
         return d
 
 
+DEFAULT_INIT_ACTIVITY = 0.05  # Network.build's initial spike fraction per step without a max activity
+
+
+def _initial_weights(net, seed, weight_scale, init_activity, input_activity, default) -> list:
+    """The fan-in rule when ``weight_scale`` is given, else the activity rule (checked inputs)."""
+    if weight_scale is not None:
+        check_number("weight_scale", weight_scale, low=0, open_low=True,
+                     fix="the fan-in rule's std = weight_scale / sqrt(fan_in); omit it for the activity rule")
+        if init_activity is not None or input_activity is not None:
+            raise ConfigError(f"weight_scale={weight_scale} (the fan-in rule) and init_activity/input_activity "
+                              f"(the activity rule) choose different initialisations; give one")
+        return init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+    fix = "a spike fraction per step, e.g. 0.01"
+    targets = check_fractions("init_activity", default if init_activity is None else init_activity,
+                              net.num_layers, open_low=True, open_high=True, fix=fix)
+    a_in = targets[0] if input_activity is None else check_fractions(
+        "input_activity", input_activity, 1, open_low=True, open_high=True, fix=fix)[0]
+    stds = activity_stds(net.sizes, net.capacities, net.specs, targets, a_in)
+    return init_weights(net.sizes, seed=seed, dtype=net.dtype, stds=stds)
+
+
 def describe_sizes(sizes) -> str:
     """``700-976x192-20``: layer sizes with runs of three or more equal sizes folded."""
     parts, i = [], 0
@@ -393,8 +430,107 @@ def initial_params(spec: NeuronSpec, dtype=np.float32) -> dict:
     return out
 
 
-def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32) -> list:
-    """Normal weights with std ``scale / sqrt(fan_in)``, one matrix per layer, seeded."""
+def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32, stds=None) -> list:
+    """Normal weights, one matrix per layer, seeded: std ``stds[l]`` (the activity rule,
+    :func:`activity_stds`) or, without ``stds``, the fan-in rule ``scale / sqrt(fan_in)``.
+    Both draw the same standard-normal numbers; only their scale differs."""
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((n_in, n_out)) * (scale / math.sqrt(n_in))).astype(dtype)
-            for n_in, n_out in zip(sizes[:-1], sizes[1:])]
+    if stds is None:
+        stds = [scale / math.sqrt(n_in) for n_in in sizes[:-1]]
+    return [(rng.standard_normal((n_in, n_out)) * float(std)).astype(dtype)
+            for n_in, n_out, std in zip(sizes[:-1], sizes[1:], stds)]
+
+
+INIT_STEPS, INIT_NEURONS, INIT_BURN_IN = 400, 2000, 100  # the activity rule's model population
+
+
+def _model_rate(spec: NeuronSpec, sigma: float, noise: np.ndarray) -> float:
+    """Spike fraction per step of a population of ``spec`` neurons whose input current is
+    white Gaussian noise of standard deviation ``sigma`` (``noise``: [steps, neurons] unit
+    normals): the spec's input gain, decay (beta, snnTorch's clamp to [0, 1]), synaptic or
+    alpha filter, threshold and reset (zero, subtract, none), reset in the step after the
+    spike. Vectorised over the neurons; steps before ``INIT_BURN_IN`` are not counted."""
+    g = float(np.mean(spec.input_gain()))
+    beta = float(np.clip(np.mean(spec.decay()), 0, 1))
+    a = float(np.clip(np.mean(spec.alpha), 0, 1)) if spec.model in ("synaptic", "alpha") else 0.0
+    theta = float(np.mean(spec.threshold))
+    tau = 1.0
+    if spec.model == "alpha" and 0 < beta < a < 1:
+        tau = math.log(a) / (math.log(beta) - math.log(a)) + 1
+    n = noise.shape[1]
+    u, s, e, h = (np.zeros(n) for _ in range(4))
+    spikes = 0
+    for t in range(noise.shape[0]):
+        J = g * sigma * noise[t]
+        if spec.model == "synaptic":
+            s = a * s + J
+            u = beta * u + s
+        elif spec.model == "alpha":
+            e, h = a * e + J, beta * h - J
+            u = tau * (e + h)
+        else:
+            u = beta * u + J
+        fired = u > theta
+        if t >= INIT_BURN_IN:
+            spikes += int(np.count_nonzero(fired))
+        if spec.reset == "zero":
+            u = np.where(fired, 0.0, u)
+            if spec.model == "alpha":
+                e, h = np.where(fired, 0.0, e), np.where(fired, 0.0, h)
+        elif spec.reset == "subtract":
+            u = u - fired * theta
+            if spec.model == "alpha":
+                e = e - fired * theta / tau
+    return spikes / ((noise.shape[0] - INIT_BURN_IN) * n)
+
+
+_CURRENT_SD: dict = {}
+
+
+def current_sd(spec: NeuronSpec, target: float) -> float:
+    """The input-current standard deviation at which ``spec`` neurons driven by white noise
+    spike at ``target`` per step (:func:`_model_rate`; bisection on a log scale with one
+    seeded noise draw, so the answer is deterministic; cached)."""
+    key = (spec, float(target))
+    if key not in _CURRENT_SD:
+        noise = np.random.default_rng(12345).standard_normal((INIT_STEPS, INIT_NEURONS))
+        lo, hi = 1e-6, 1e6
+        for _ in range(48):
+            mid = math.sqrt(lo * hi)
+            if _model_rate(spec, mid, noise) < target:
+                lo = mid
+            else:
+                hi = mid
+            if hi / lo < 1.01:
+                break
+        _CURRENT_SD[key] = math.sqrt(lo * hi)
+    return _CURRENT_SD[key]
+
+
+def activity_stds(sizes, capacities, specs, target, input_activity=None) -> list:
+    """Weight std per layer for which layer l spikes at about ``target[l-1]`` of its neurons per step.
+
+    The root cause of silent layers: the fan-in rule ``std = 1 / sqrt(fan_in)`` assumes
+    every input spikes, but in an SNN only ``m`` of the ``n`` inputs do per step, so the
+    input current has standard deviation ``sqrt(m) * std``, far below what the threshold
+    needs when m << n (a 1% list). The activity rule: layer l's inputs send
+    ``m = min(a n, K)`` spikes per step (``a`` = ``input_activity`` for the input, the
+    previous layer's target after that; ``K`` its list capacity); :func:`current_sd` finds
+    the current deviation ``sigma`` at which the layer's neuron model (gain, decay, filter,
+    threshold, reset) spikes at the target when driven by white noise; then::
+
+        std_l = sigma_l / sqrt(m_{l-1})
+
+    A model (temporally correlated inputs, sparse sums of few spikes and recurrence shift
+    the rate, typically within a factor of two), but every layer starts alive; for a
+    data-dependent refinement, run :func:`mimdsim.training.calibrate_activity` (``mimdsim
+    train`` does).
+    """
+    L = len(sizes) - 1
+    targets = [float(t) for t in (target if isinstance(target, (list, tuple)) else [target] * L)]
+    acts = [targets[0] if input_activity is None else float(input_activity)] + targets
+    stds = []
+    for l in range(1, L + 1):
+        m = max(min(acts[l - 1] * sizes[l - 1], capacities[l - 1]), 1e-6)
+        stds.append(current_sd(specs[l - 1], targets[l - 1]) / math.sqrt(m))
+    return stds
