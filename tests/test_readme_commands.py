@@ -103,3 +103,33 @@ def test_doc_snippets_run_alive(doc, monkeypatch, capsys, tmp_path):
         if kw.get("training", True):
             for l, g in enumerate(run.grads):
                 assert np.any(g != 0), f"{doc}: every gradient of layer {l + 1} of {net.describe()} is zero"
+
+
+EXAMPLE_FILES = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".toml"))
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FILES)
+def test_every_example_file_runs_clean(name, tmp_path, monkeypatch, capsys):
+    """Every shipped experiment and sweep file runs with no error point, and every layer of its
+    run spikes or the report says why not (a layer that no input reaches within T)."""
+    from mimdsim.experiment import execute, load_experiment
+
+    shutil.copytree(os.path.join(ROOT, "examples"), tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    path = os.path.join("examples", name)
+    if "[sweep]" in open(path).read():
+        from mimdsim.sweep import load_results, load_sweep
+        assert main(["sweep", path, "--serial", "--quiet"]) == 0
+        failed = [r for r in load_results(load_sweep(path).results) if r.get("error")]
+        assert not failed, f"{name}: {len(failed)} points in error, e.g. {failed[0]['error']}"
+        return
+    values, command = load_experiment(path)
+    for key in ("output.plot", "output.json", "output.csv", "output.trace"):
+        values[key] = None
+    values["output.quiet"] = True
+    result = execute(values, command, out=lambda *a: None)
+    run = getattr(result, "run", result)
+    m = re.search(r"layer\(s\) ([\d, ]+) receive no input within", " ".join(run.report.notes))
+    unreachable = {int(v) for v in m.group(1).split(",")} if m else set()
+    for ly in run.report.layers[1:]:
+        assert ly["spikes"] > 0 or ly["layer"] in unreachable, f"{name}: layer {ly['layer']} is silent, no note says why"
