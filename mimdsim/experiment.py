@@ -124,6 +124,9 @@ def build_run(values: dict):
         net = _nir_network(v)
         v = dict(v, **{"model.layers": list(net.sizes)})
     else:
+        if v.get("model.nir_reset"):
+            raise ConfigError(f"--nir-reset {v['model.nir_reset']} (TOML: model.nir_reset) applies to a --model "
+                              f"graph; drop it or give --model FILE.nir")
         v = dict(v, **{"model.layers": DEFAULT_LAYERS if v["model.layers"] is None else v["model.layers"],
                        "model.max_activity": _max_activity(v),
                        "model.theta2": DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"]})
@@ -183,7 +186,8 @@ def _nir_network(v):
         if given(key):
             raise ConfigError(f"{flag} {v[key]} with --model {v['model.nir']}: {why}; drop {flag} "
                               f"(TOML: {key}) or --model")
-    net = from_nir(v["model.nir"], max_activity=v["model.max_activity"])
+    net = from_nir(v["model.nir"], max_activity=v["model.max_activity"], reset=v.get("model.nir_reset"))
+    net.overflow = v["model.overflow"]
     if given("model.input_capacity"):
         k0 = check_int("--input-capacity", v["model.input_capacity"], low=1, high=net.sizes[0],
                        fix=f"the input list of {v['model.nir']} holds 1 to its {net.sizes[0]} inputs")

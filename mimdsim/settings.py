@@ -52,6 +52,10 @@ SETTINGS: tuple[Setting, ...] = (
             f"layer sizes, input first (default {','.join(map(str, DEFAULT_LAYERS))}; not with --model)"),
     Setting("model.nir", "--model", "str", None,
             "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
+    Setting("model.nir_reset", "--nir-reset", "str", None,
+            "--model: the reset of its spiking nodes, which NIR does not record: zero (NIR's) or subtract "
+            "(snnTorch's default, exported as the same node); default zero, with a warning",
+            choices=("zero", "subtract")),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
     Setting("model.batch", "--batch", "int", 48, "batch size B"),
     Setting("model.max_activity", "--max-activity", "float", None,

@@ -238,6 +238,12 @@ def test_model_flags_apply_or_are_refused(tmp_path, capsys):
     v.update({"model.nir": str(path), "model.max_activity": 0.5, "model.input_capacity": 4, "model.theta2": 0.5})
     net, _, _ = build_run(v)
     assert net.capacities == (4, 4, 2) and all(s.theta2 == 0.5 for s in net.specs)
+    with pytest.warns(UserWarning, match="no reset mechanism"):
+        build_run(v)
+    net, _, _ = build_run(dict(v, **{"model.nir_reset": "subtract", "model.overflow": "random"}))
+    assert all(s.reset == "subtract" for s in net.specs) and net.overflow == "random"
+    assert main(["simulate", "--nir-reset", "subtract", "--quiet"]) == 2
+    assert "--nir-reset subtract" in capsys.readouterr().err
     for flag, value, msg in (("--layers", "12,10,6", "--layers .*drop --layers"),
                              ("--weight-scale", "3", "--weight-scale 3.0 .*drop --weight-scale"),
                              ("--input-capacity", "99", "--input-capacity=99 .*12")):
