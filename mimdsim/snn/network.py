@@ -441,15 +441,17 @@ def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32, stds=None) -> li
             for n_in, n_out, std in zip(sizes[:-1], sizes[1:], stds)]
 
 
-INIT_STEPS, INIT_NEURONS, INIT_BURN_IN = 400, 2000, 100  # the activity rule's model population
+INIT_STEPS, INIT_NEURONS = 100, 1000  # the activity rule's model populations: T = 100 steps from rest
+INIT_GRID = 24  # current scales tried at once per refinement (three refinements: to 0.1%)
+FIXED_AFTER = 4  # a run of identical layers reuses its 4th layer's scale (the chain has settled)
 
 
-def _model_rate(spec: NeuronSpec, sigma: float, noise: np.ndarray) -> float:
-    """Spike fraction per step of a population of ``spec`` neurons whose input current is
-    white Gaussian noise of standard deviation ``sigma`` (``noise``: [steps, neurons] unit
-    normals): the spec's input gain, decay (beta, snnTorch's clamp to [0, 1]), synaptic or
-    alpha filter, threshold and reset (zero, subtract, none), reset in the step after the
-    spike. Vectorised over the neurons; steps before ``INIT_BURN_IN`` are not counted."""
+def _model_spikes(spec: NeuronSpec, unit: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
+    """Spikes ``[steps, len(sigmas), neurons]`` of populations of ``spec`` neurons whose input
+    current is ``sigma * unit`` (``unit``: [steps, neurons]), one population per sigma: the
+    spec's input gain, decay (beta, snnTorch's clamp to [0, 1]), synaptic or alpha filter,
+    threshold and reset (zero; subtract, after the decay of the next step when the reset is
+    delayed, as snnTorch's; none). Vectorised over sigmas and neurons; a loop over the steps."""
     g = float(np.mean(spec.input_gain()))
     beta = float(np.clip(np.mean(spec.decay()), 0, 1))
     a = float(np.clip(np.mean(spec.alpha), 0, 1)) if spec.model in ("synaptic", "alpha") else 0.0
@@ -457,11 +459,14 @@ def _model_rate(spec: NeuronSpec, sigma: float, noise: np.ndarray) -> float:
     tau = 1.0
     if spec.model == "alpha" and 0 < beta < a < 1:
         tau = math.log(a) / (math.log(beta) - math.log(a)) + 1
-    n = noise.shape[1]
-    u, s, e, h = (np.zeros(n) for _ in range(4))
-    spikes = 0
-    for t in range(noise.shape[0]):
-        J = g * sigma * noise[t]
+    shape = (len(sigmas), unit.shape[1])
+    scale = g * np.asarray(sigmas, dtype=np.float64)[:, None]
+    u, s, e, h = (np.zeros(shape) for _ in range(4))
+    out = np.zeros((unit.shape[0],) + shape, dtype=bool)
+    fired = np.zeros(shape, dtype=bool)
+    late = spec.reset == "subtract" and spec.reset_delay and spec.model != "alpha"  # u = beta m + J - R theta
+    for t in range(unit.shape[0]):
+        J = scale * unit[t]
         if spec.model == "synaptic":
             s = a * s + J
             u = beta * u + s
@@ -470,41 +475,87 @@ def _model_rate(spec: NeuronSpec, sigma: float, noise: np.ndarray) -> float:
             u = tau * (e + h)
         else:
             u = beta * u + J
-        fired = u > theta
-        if t >= INIT_BURN_IN:
-            spikes += int(np.count_nonzero(fired))
+        if late:
+            u -= fired * theta
+        fired = out[t] = u > theta
         if spec.reset == "zero":
-            u = np.where(fired, 0.0, u)
+            u[fired] = 0.0
             if spec.model == "alpha":
-                e, h = np.where(fired, 0.0, e), np.where(fired, 0.0, h)
-        elif spec.reset == "subtract":
-            u = u - fired * theta
+                e[fired], h[fired] = 0.0, 0.0
+        elif spec.reset == "subtract" and not late:
+            u -= fired * theta
             if spec.model == "alpha":
-                e = e - fired * theta / tau
-    return spikes / ((noise.shape[0] - INIT_BURN_IN) * n)
+                e -= fired * (theta / tau)
+    return out
 
 
-_CURRENT_SD: dict = {}
+def _listed(spikes, fraction):
+    """The spikes a list of capacity ``fraction`` of the population passes per step (lowest
+    index first, as the published op keeps them; vectorised)."""
+    if fraction >= 1:
+        return spikes
+    return spikes & (np.cumsum(spikes, axis=-1) <= int(round(fraction * spikes.shape[-1])))
 
 
-def current_sd(spec: NeuronSpec, target: float) -> float:
-    """The input-current standard deviation at which ``spec`` neurons driven by white noise
-    spike at ``target`` per step (:func:`_model_rate`; bisection on a log scale with one
-    seeded noise draw, so the answer is deterministic; cached)."""
-    key = (spec, float(target))
-    if key not in _CURRENT_SD:
-        noise = np.random.default_rng(12345).standard_normal((INIT_STEPS, INIT_NEURONS))
-        lo, hi = 1e-6, 1e6
-        for _ in range(48):
-            mid = math.sqrt(lo * hi)
-            if _model_rate(spec, mid, noise) < target:
-                lo = mid
-            else:
-                hi = mid
-            if hi / lo < 1.01:
-                break
-        _CURRENT_SD[key] = math.sqrt(lo * hi)
-    return _CURRENT_SD[key]
+def _solve_sigma(spec, unit, target) -> float:
+    """The current scale at which the population spikes at ``target``: a grid of ``INIT_GRID``
+    log-spaced scales from 1e-3 to 1e3, refined three times around the crossing."""
+    lo, hi = 1e-3, 1e3
+    for _ in range(3):
+        grid = np.geomspace(lo, hi, INIT_GRID)
+        rates = _model_spikes(spec, unit, grid).mean(axis=(0, 2))
+        i = int(np.searchsorted(rates, target))  # rates grow with the scale
+        lo, hi = grid[max(i - 1, 0)], grid[min(i, INIT_GRID - 1)]
+        if i == 0 or i == INIT_GRID:
+            break
+    return float(math.sqrt(lo * hi))
+
+
+_POPULATIONS: dict = {}
+
+
+def population_model(specs, targets, input_activity, list_fractions=None) -> tuple[list, list]:
+    """Per layer, the current scale ``sigma`` (input current per unit weight, in units of the
+    square root of the listed input spikes per step) at which a model population of the
+    layer's neurons spikes at its target, and the fraction of each layer's neurons (the input
+    first) its list passes per step.
+
+    The populations form a chain like the network: layer 1 is driven by Bernoulli input
+    spikes at ``input_activity``, layer l by the spikes of layer l-1's population, each
+    through N(0, 1) weights from every neuron of the previous population, so a layer sees the
+    burstiness of its inputs (a neuron that fires tends to fire again); ``list_fractions[l]``
+    (K / n, the input first) cuts each population's spikes per step as the layer's list
+    would. The populations run ``INIT_STEPS`` steps from rest (the default T). A run of
+    identical layers settles to a fixed point within a few layers: from the
+    ``FIXED_AFTER``-th on, the run reuses that layer's scale (a 192-layer network takes no
+    longer than a 5-layer one). The draws are seeded, so the answer is deterministic; cached."""
+    fractions = [1.0] * (len(specs) + 1) if list_fractions is None else [float(f) for f in list_fractions]
+    key = (tuple(specs), tuple(float(t) for t in targets), float(input_activity), tuple(fractions))
+    if key in _POPULATIONS:
+        return _POPULATIONS[key]
+    rng = np.random.default_rng(12345)
+    pre = _listed(rng.random((INIT_STEPS, INIT_NEURONS)) < input_activity, fractions[0])
+    sigmas, listed = [], [float(np.mean(pre))]
+    w = rng.standard_normal((INIT_NEURONS, INIT_NEURONS))
+    fixed, last, run = None, None, 0
+    for l, (spec, target) in enumerate(zip(specs, targets), start=1):
+        layer = (spec, float(target), fractions[l], fractions[l - 1])
+        if fixed is not None and fixed[0] == layer:  # the chain's fixed point
+            sigmas.append(fixed[1])
+            listed.append(fixed[2])
+            continue
+        per_step = max(float(np.mean(np.sum(pre, axis=1))), 1e-3)  # listed input spikes per step
+        unit = (pre.astype(np.float64) @ w) / math.sqrt(per_step)  # unit-variance current per step
+        sigma = _solve_sigma(spec, unit, target)
+        pre = _listed(_model_spikes(spec, unit, [sigma])[:, 0], fractions[l])
+        run = run + 1 if layer == last else 1
+        last = layer
+        if run == FIXED_AFTER:
+            fixed = (layer, sigma, float(np.mean(pre)))
+        sigmas.append(sigma)
+        listed.append(float(np.mean(pre)))
+    _POPULATIONS[key] = (sigmas, listed)
+    return sigmas, listed
 
 
 def activity_stds(sizes, capacities, specs, target, input_activity=None) -> list:
@@ -514,23 +565,21 @@ def activity_stds(sizes, capacities, specs, target, input_activity=None) -> list
     every input spikes, but in an SNN only ``m`` of the ``n`` inputs do per step, so the
     input current has standard deviation ``sqrt(m) * std``, far below what the threshold
     needs when m << n (a 1% list). The activity rule: layer l's inputs send
-    ``m = min(a n, K)`` spikes per step (``a`` = ``input_activity`` for the input, the
-    previous layer's target after that; ``K`` its list capacity); :func:`current_sd` finds
-    the current deviation ``sigma`` at which the layer's neuron model (gain, decay, filter,
-    threshold, reset) spikes at the target when driven by white noise; then::
+    ``m`` spikes per step: about ``a n`` (``a`` = ``input_activity`` for the input, the
+    previous layer's target after that), less what its list capacity K cuts.
+    :func:`population_model` finds the current scale ``sigma`` at which a model population
+    of the layer's neurons (gain, decay, filter, threshold, reset), driven by the previous
+    layer's model population through its list, spikes at the target, and the ``m`` the
+    list passes; then::
 
         std_l = sigma_l / sqrt(m_{l-1})
 
-    A model (temporally correlated inputs, sparse sums of few spikes and recurrence shift
-    the rate, typically within a factor of two), but every layer starts alive; for a
-    data-dependent refinement, run :func:`mimdsim.training.calibrate_activity` (``mimdsim
-    train`` does).
+    A model (the data's own temporal structure, a list capacity that cuts the input, and
+    recurrence shift the rate), but every layer starts alive; for a data-dependent
+    refinement, run :func:`mimdsim.training.calibrate_activity` (``mimdsim train`` does).
     """
     L = len(sizes) - 1
     targets = [float(t) for t in (target if isinstance(target, (list, tuple)) else [target] * L)]
     acts = [targets[0] if input_activity is None else float(input_activity)] + targets
-    stds = []
-    for l in range(1, L + 1):
-        m = max(min(acts[l - 1] * sizes[l - 1], capacities[l - 1]), 1e-6)
-        stds.append(current_sd(specs[l - 1], targets[l - 1]) / math.sqrt(m))
-    return stds
+    sigmas, listed = population_model(list(specs), targets, acts[0], [k / n for k, n in zip(capacities, sizes)])
+    return [sigma / math.sqrt(max(f * n, 1e-6)) for sigma, f, n in zip(sigmas, listed, sizes)]
