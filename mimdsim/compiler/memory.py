@@ -78,7 +78,7 @@ def check_fits(program: Program) -> None:
     if idle and category[top] == "lists":
         hint += f" ({idle} tiles are idle, but more tiles would not help here.)"
     elif idle:
-        hint += (f" ({idle} tiles are idle: the mapper already places the fewest neurons per tile it can, "
-                 f"2 by default; --neurons-per-tile 1 spreads further, otherwise lower timesteps/batch.)")
+        hint += (f" ({idle} tiles are idle: the mapper already spreads the layers at the fewest even neurons per "
+                 f"tile that place them all; --neurons-per-tile 1 halves that where it places.)")
     raise OutOfTileMemory(tile, int(used[tile]), limit, breakdown,
                           f"{over.size} tile(s) over the limit; largest here: {top}. {hint}")
