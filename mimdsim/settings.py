@@ -290,6 +290,8 @@ def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple =
         if command not in s.commands:
             continue
         kw: dict[str, Any] = {"dest": s.dest, "help": s.help, "default": s.default}
+        if "(default" in s.help:  # says its default itself: "%(default).0s" (empty) keeps argparse from adding one
+            kw["help"] = s.help + "%(default).0s"
         if s.kind == "bool":
             kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
         elif s.kind == "table":
