@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from .errors import ConfigError, MimdsimError
-from .settings import FILE_KEYS, check_value
+from .settings import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2, FILE_KEYS, check_value
 from .validate import check_host_bytes, did_you_mean
 
 try:  # Python 3.11+
@@ -152,21 +152,17 @@ def build_run(values: dict):
         raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare --workload` or "
                           f"`mimdsim run`; sweep files sweep the SNN step (set workload.name = 'snn')")
     if v.get("model.nir"):  # a NIR graph replaces the layer flags (mimdsim.from_nir)
-        from .snn.nir_io import from_nir
-        net = from_nir(v["model.nir"])
+        net = _nir_network(v)
         v = dict(v, **{"model.layers": list(net.sizes)})
-    elif v.get("model.neuron", "published") != "published":  # an snnTorch model (snn/zoo.py)
-        from .snn.zoo import ZOO
-        dense = v.get("run.schedule") == "poptorch"  # dense matmuls carry every neuron
-        net = Network.build(v["model.layers"], ZOO[v["model.neuron"]], bias=True, loss="ce_count",
-                            max_activity=None if dense else v["model.max_activity"], seed=v["run.seed"],
-                            weight_scale=v["model.weight_scale"])
     else:
-        check_sizes_fit(v)  # from shapes alone, before the weights are allocated
-        net = Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
-                                  input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
-                                  overflow=v["model.overflow"], seed=v["run.seed"],
-                                  weight_scale=v["model.weight_scale"])
+        if v.get("model.nir_reset"):
+            raise ConfigError(f"--nir-reset {v['model.nir_reset']} (TOML: model.nir_reset) applies to a --model "
+                              f"graph; drop it or give --model FILE.nir")
+        # the flags left unset (None: so that a --model run can tell them from a default) take their defaults
+        v = dict(v, **{"model.layers": DEFAULT_LAYERS if v["model.layers"] is None else v["model.layers"],
+                       "model.max_activity": _max_activity(v),
+                       "model.theta2": DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"]})
+        net = _layer_network(v)
     sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.schedule") == "per-op":
@@ -187,14 +183,73 @@ def build_run(values: dict):
         check_host_bytes(f"the random input spikes ([{T:,} timesteps, {B:,} samples, {n_in:,} inputs])",
                          8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")
         rng = np.random.default_rng(v["run.seed"])
-        rate = v["run.input_activity"] if v["run.input_activity"] is not None else v["model.max_activity"] / 2
+        rate = _input_rate(v)
         kw["inputs"] = (rng.random((T, B, n_in)) < rate).astype(np.uint8)
         kw["labels"] = rng.integers(0, n_out, B)
     else:
         kw.update(timesteps=T, batch_size=B,
-                  activity=v["run.activity"] if v["run.activity"] is not None else v["model.max_activity"] / 2,
+                  activity=v["run.activity"] if v["run.activity"] is not None else
+                  _max_activity(v) / 2,
                   candidate_activity=v["run.candidate_activity"], input_activity=v["run.input_activity"])
     return net, sys_spec, kw
+
+
+def _layer_network(v):
+    """The network of ``--layers`` (defaults resolved): the published sparse LIF, or an
+    snnTorch model of the zoo (``--neuron``)."""
+    from .snn import Network
+
+    if v.get("model.neuron", "published") != "published":  # an snnTorch model (snn/zoo.py)
+        from .snn.zoo import ZOO
+        dense = v.get("run.schedule") == "poptorch"  # dense matmuls carry every neuron
+        return Network.build(v["model.layers"], ZOO[v["model.neuron"]], bias=True, loss="ce_count",
+                             max_activity=None if dense else v["model.max_activity"], seed=v["run.seed"],
+                             weight_scale=v["model.weight_scale"])
+    check_sizes_fit(v)  # from shapes alone, before the weights are allocated
+    init = {}
+    if v["model.weight_scale"] is None and v["run.execute"]:  # the activity rule, at the input rate the run draws
+        init["input_activity"] = _input_rate(v)
+    return Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
+                               input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
+                               overflow=v["model.overflow"], seed=v["run.seed"],
+                               weight_scale=v["model.weight_scale"], **init)
+
+
+def _max_activity(v) -> float:
+    return DEFAULT_MAX_ACTIVITY if v["model.max_activity"] is None else v["model.max_activity"]
+
+
+def _input_rate(v) -> float:
+    """The input spike fraction of an execution-driven run: --input-activity, else half the max activity."""
+    if v["run.input_activity"] is not None:
+        return v["run.input_activity"]
+    return _max_activity(v) / 2
+
+
+def _nir_network(v):
+    """The network of ``--model FILE.nir`` with every model flag applied, or refused when the
+    graph fixes what the flag would set."""
+    from .snn.nir_io import from_nir
+    from .validate import check_int, check_number
+
+    given = lambda key: v.get(key) is not None  # noqa: E731
+    for key, flag, why in (("model.layers", "--layers", "the graph gives the layer sizes"),
+                           ("model.weight_scale", "--weight-scale", "the graph brings its trained weights")):
+        if given(key):
+            raise ConfigError(f"{flag} {v[key]} with --model {v['model.nir']}: {why}; drop {flag} "
+                              f"(TOML: {key}) or --model")
+    net = from_nir(v["model.nir"], max_activity=v["model.max_activity"], reset=v.get("model.nir_reset"))
+    net.overflow = v["model.overflow"]
+    if given("model.input_capacity"):
+        k0 = check_int("--input-capacity", v["model.input_capacity"], low=1, high=net.sizes[0],
+                       fix=f"the input list of {v['model.nir']} holds 1 to its {net.sizes[0]} inputs")
+        net.capacities = (k0,) + tuple(net.capacities[1:])
+    if given("model.theta2"):
+        spec_th = min(float(np.min(s.threshold)) for s in net.specs)
+        check_number("--theta2", v["model.theta2"], high=spec_th, finite=False,
+                     fix=f"candidates lie below the graph's lowest spike threshold {spec_th:g}")
+        net.layers = tuple(s.replace(theta2=v["model.theta2"]) for s in net.specs)
+    return net
 
 
 def _locate(values, error: MimdsimError) -> MimdsimError:

@@ -16,6 +16,7 @@ from .errors import ConfigError
 from .validate import check_choice, is_int, is_number
 
 DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
+DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2 = 0.01, 0.9  # of --layers networks (None in the table: see resolve_model)
 
 
 @dataclass(frozen=True)
@@ -47,24 +48,33 @@ DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "trai
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("model.layers", "--layers", "int_list", DEFAULT_LAYERS, "layer sizes, input first"),
+    Setting("model.layers", "--layers", "int_list", None,
+            f"layer sizes, input first (default {','.join(map(str, DEFAULT_LAYERS))}; not with --model)"),
     Setting("model.nir", "--model", "str", None,
             "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
     Setting("model.neuron", "--neuron", "str", "published",
             "every layer's neuron: the published sparse LIF, or an snnTorch model (mimdsim/snn/zoo.py; bias, "
             "delay 0, ce_count)", choices=("published", "leaky", "synaptic", "alpha", "lapicque", "rleaky",
                                            "rleaky-one-to-one", "rsynaptic")),
+    Setting("model.nir_reset", "--nir-reset", "str", None,
+            "--model: the reset of its spiking nodes, which NIR does not record: zero (NIR's) or subtract "
+            "(snnTorch's default, exported as the same node); default zero, with a warning",
+            choices=("zero", "subtract")),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
     Setting("model.batch", "--batch", "int", 48, "batch size B"),
-    Setting("model.max_activity", "--max-activity", "float", 0.01, "sets each list's capacity K = even floor(a*n)",
-            commands=("simulate", "compare", "train"), group=NETWORK),
+    Setting("model.max_activity", "--max-activity", "float", None,
+            f"sets each list's capacity K = even floor(a*n) (default {DEFAULT_MAX_ACTIVITY}; a --model graph: "
+            f"K = n, every neuron listed)"),
     Setting("model.input_capacity", "--input-capacity", "int", None, "K of the input list (default: from max activity)"),
-    Setting("model.theta2", "--theta2", "float", 0.9, "gradient-candidate threshold",
+    Setting("model.theta2", "--theta2", "float", None,
+            f"gradient-candidate threshold (default {DEFAULT_THETA2}; a --model graph: -inf, every listed neuron)",
             commands=("simulate", "compare", "train"), group=NETWORK),
     Setting("model.overflow", "--overflow", "str", "lowest-index", "spike-list overflow policy",
             choices=("lowest-index", "random")),
-    Setting("model.weight_scale", "--weight-scale", "float", 1.0, "init std = scale / sqrt(fan-in)",
-            commands=("simulate", "compare", "train"), group=NETWORK),
+    Setting("model.weight_scale", "--weight-scale", "float", None,
+            "initial weights by the fan-in rule, std = scale / sqrt(fan-in) (default: the activity rule, every "
+            "layer at half the max activity; docs/neurons.md)", commands=("simulate", "compare", "train"),
+            group=NETWORK),
     Setting("run.execute", "--execute", "bool", False,
             "execution-driven: real numerics on random input spikes (rate: input_activity)"),
     Setting("run.inference", "--inference", "bool", False,
@@ -162,9 +172,12 @@ SETTINGS: tuple[Setting, ...] = (
             commands=TRAIN, group=DATA),
     Setting("network.hidden", "--hidden", "size_list", [512, 512], "hidden-layer sizes", commands=TRAIN,
             group=NETWORK),
+    Setting("network.max_activity", "--max-activity", "float", 0.05,
+            "sets each hidden list's capacity K = even floor(a*n) (training's default: 5%%, docs/training.md)",
+            commands=TRAIN, group=NETWORK),
     Setting("network.dense", "--dense", "bool", False, "dense gradients: K = layer size, theta2 = -inf",
             commands=TRAIN, group=NETWORK),
-    Setting("network.dense_output", "--dense-output", "bool", False,
+    Setting("network.dense_output", "--dense-output", "bool", True,
             "keep the readout layer dense (K = its size, theta2 = -inf); hidden layers stay sparse",
             commands=TRAIN, group=NETWORK),
     Setting("network.activity_l1", "--activity-l1", "float", 0.0,
@@ -176,7 +189,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("network.overflow", "--overflow", "str", "random", "which spikes a full hidden list keeps",
             choices=("lowest-index", "random"), commands=TRAIN, group=NETWORK),
     Setting("network.init_activity", "--init-activity", "fraction_list", None,
-            "scale the initial weights to this activity per layer on a training batch", commands=TRAIN,
+            "scale the initial weights to this activity per layer on a training batch (default: half the max "
+            "activity in every layer; 0: keep the activity rule's weights uncalibrated)", commands=TRAIN,
             group=NETWORK, metavar="A[,A...]"),
     Setting("network.theta2_start", "--theta2-start", "float", -100.0,
             "theta2 at step 0; halfway to --theta2 (the schedule's target) per step", commands=TRAIN, group=NETWORK),

@@ -173,3 +173,80 @@ def test_cli_simulate_and_compare_take_a_nir_model(tmp_path, capsys):
     assert "12-10-6" in capsys.readouterr().out
     assert main(["compare", "--model", str(path), "--timesteps", "5", "--batch", "2", "--execute"]) == 0
     assert "speedup" in capsys.readouterr().out
+
+
+def test_the_documented_snntorch_recipe_runs_as_written(tmp_path, monkeypatch):
+    """docs/neurons.md's export recipe, executed as written: it imports and every layer spikes."""
+    import os
+    import re
+    import warnings
+    pytest.importorskip("snntorch")
+    pytest.importorskip("nirtorch")
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "docs", "neurons.md")).read()
+    code = re.findall(r"```python\n(.*?)```", doc.split("## NIR")[1], flags=re.S)[0]
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(code, "docs/neurons.md", "exec"), ns)
+    assert not [w for w in caught if "never spiked" in str(w.message) or "gradient is zero" in str(w.message)]
+    run, net = ns["run"], ns["net"]
+    assert net.sizes == (64, 128, 10) and (net.specs[0].reset, net.specs[0].reset_delay) == ("zero", False)
+    assert all(ly["spikes"] > 0 for ly in run.report.layers) and all(np.any(g) for g in run.grads)
+    from mimdsim.cli import main  # the command line the doc gives
+    assert main(["simulate", "--model", "model.nir", "--max-activity", "0.1", "--execute", "--input-activity", "0.2",
+                 "--quiet"]) == 0
+
+
+def test_batch_dimension_in_input_type_is_read_with_a_warning(tmp_path):
+    w = np.random.default_rng(0).standard_normal((10, 12))
+
+    def graph(t):
+        return nir.NIRGraph(nodes={"input": nir.Input(input_type=np.array(t)), "w": nir.Linear(weight=w),
+                                   "lif": nir.LIF(tau=np.full(10, 1e-3), r=np.full(10, 10.), v_leak=np.zeros(10),
+                                                  v_threshold=np.ones(10), v_reset=np.zeros(10)),
+                                   "output": nir.Output(output_type=np.array([10]))},
+                            edges=[("input", "w"), ("w", "lif"), ("lif", "output")], type_check=False)
+    path = tmp_path / "batch.nir"
+    nir.write(str(path), graph([4, 12]))
+    with pytest.warns(UserWarning, match="read as a batch of 4"):
+        assert mimdsim.from_nir(path, reset="zero").sizes == (12, 10)
+    with pytest.raises(ConfigError, match=r"type \[5, 7\].*takes 12"):
+        mimdsim.from_nir(graph([5, 7]), reset="zero")
+
+
+def test_reset_is_imported_as_asked_and_warned_about_otherwise():
+    model, graph = _snntorch_export("leaky")
+    with pytest.warns(UserWarning, match="no reset mechanism"):
+        net = mimdsim.from_nir(graph)
+    assert net.specs[0].reset == "zero"
+    net = mimdsim.from_nir(graph, reset="subtract")
+    assert net.specs[0].reset == "subtract" and net.specs[0].reset_delay
+    with pytest.raises(ConfigError, match="reset"):
+        mimdsim.from_nir(graph, reset="sub")
+
+
+def test_model_flags_apply_or_are_refused(tmp_path, capsys):
+    import re
+    from mimdsim.cli import main
+    from mimdsim.experiment import build_run
+    from mimdsim.settings import FILE_KEYS
+    model, graph = _snntorch_export("leaky")
+    path = tmp_path / "m.nir"
+    nir.write(str(path), graph)
+    v = {k: s.default for k, s in FILE_KEYS.items()}
+    v.update({"model.nir": str(path), "model.max_activity": 0.5, "model.input_capacity": 4, "model.theta2": 0.5})
+    net, _, _ = build_run(v)
+    assert net.capacities == (4, 4, 2) and all(s.theta2 == 0.5 for s in net.specs)
+    with pytest.warns(UserWarning, match="no reset mechanism"):
+        build_run(v)
+    net, _, _ = build_run(dict(v, **{"model.nir_reset": "subtract", "model.overflow": "random"}))
+    assert all(s.reset == "subtract" for s in net.specs) and net.overflow == "random"
+    assert main(["simulate", "--nir-reset", "subtract", "--quiet"]) == 2
+    assert "--nir-reset subtract" in capsys.readouterr().err
+    for flag, value, msg in (("--layers", "12,10,6", "--layers .*drop --layers"),
+                             ("--weight-scale", "3", "--weight-scale 3.0 .*drop --weight-scale"),
+                             ("--input-capacity", "99", "--input-capacity=99 .*12")):
+        assert main(["simulate", "--model", str(path), flag, value, "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and re.search(msg, err), err

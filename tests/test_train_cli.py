@@ -80,3 +80,16 @@ def test_train_settings_choices_match_the_models():
     from mimdsim.workloads.snn.gpu import STRATEGIES
     assert BY_KEY["train.optimizer"].choices == OPTIMIZERS
     assert BY_KEY["train.gpu_strategy"].choices == BY_KEY["gpu.strategies"].choices == STRATEGIES
+
+
+def test_train_with_no_flags_learns_the_digits(tmp_path, capsys):
+    """The defaults live and learn: `mimdsim train` with no flags but --epochs 5 (its first 5 of
+    10 epochs: a constant learning rate) passes 85% test accuracy on the digits, every layer
+    spiking in every epoch (about 92%, 15 s on one core)."""
+    import pytest
+    pytest.importorskip("sklearn")
+    out = tmp_path / "h.json"
+    assert main(["train", "--epochs", "5", "--no-gpu", "--quiet", "--json", str(out)]) == 0
+    h = json.loads(out.read_text())["history"]
+    assert all(min(e["activity"][1:]) > 0 for e in h), [e["activity"] for e in h]
+    assert h[-1]["test_accuracy"] >= 0.85, [e["test_accuracy"] for e in h]

@@ -67,11 +67,19 @@ def check_fits(program: Program) -> None:
     top = max(breakdown, key=breakdown.get)
     hint = {
         "history": "The BPTT state history grows with timesteps x batch: lower --timesteps or --batch.",
-        "lists": "The input spike-list history grows with timesteps x batch x input capacity: "
-                       "lower them, or spread the layer over more tiles.",
+        "lists": "The input spike-list history (timesteps x batch x input capacity K) is kept whole on every tile "
+                 "of the layer, so spreading the layer over more tiles does not shrink it: lower --timesteps or "
+                 "--batch, or give the input list a smaller capacity K (--max-activity, --input-capacity, "
+                 "capacities=), or run dense activations (Network.build(..., dense=True): 1 bit per spike).",
         "gradients": "Per-worker weight-gradient copies grow with fan-in x neurons per tile: use fewer "
                      "neurons per tile (more tiles or chips).",
         "weights": "Weights grow with fan-in x neurons per tile: use fewer neurons per tile (more tiles or chips).",
     }.get(category[top], "Use fewer neurons per tile (more tiles or chips), or lower timesteps/batch.")
+    idle = int(np.count_nonzero(used == 0))
+    if idle and category[top] == "lists":
+        hint += f" ({idle} tiles are idle, but more tiles would not help here.)"
+    elif idle:
+        hint += (f" ({idle} tiles are idle: the mapper already spreads the layers at the fewest even neurons per "
+                 f"tile that place them all; --neurons-per-tile 1 halves that where it places.)")
     raise OutOfTileMemory(tile, int(used[tile]), limit, breakdown,
                           f"{over.size} tile(s) over the limit; largest here: {top}. {hint}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_int, check_number, check_seed, is_int
+from ..validate import check_choice, check_fractions, check_int, check_number, check_seed, is_int
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
@@ -181,7 +181,7 @@ class Network:
             if len(getattr(self, name)) != L:
                 raise ConfigError(f"net.{name} has {len(getattr(self, name))} entries; the network has {L} layers")
         if not self.weights:
-            self.weights = init_weights(self.sizes, seed=0, dtype=self.dtype)
+            self.weights = _initial_weights(self, 0, None, None, None, DEFAULT_INIT_ACTIVITY)
 
     @property
     def specs(self) -> tuple:
@@ -198,7 +198,8 @@ class Network:
     @classmethod
     def build(cls, sizes, neuron="leaky", *, delay=0, bias=False, loss="ce_count", num_classes=None,
               max_activity=None, capacities=None, overflow="lowest-index", input_overflow="random", seed=0,
-              weight_scale=1.0, dtype=np.float32, dense=False, **neuron_kw) -> "Network":
+              weight_scale=None, init_activity=None, input_activity=None, dtype=np.float32, dense=False,
+              **neuron_kw) -> "Network":
         """A network of the neuron zoo with snnTorch semantics (inter-layer delay 0 by default).
 
         ``neuron``: a :class:`NeuronSpec`, a model name with ``neuron_kw`` (``beta=0.9``, ...)
@@ -206,6 +207,12 @@ class Network:
         ``nn.Linear``). ``loss``: a loss name or :class:`Readout`; ``num_classes`` makes a
         population code. Capacities default to the layer sizes (every spike listed: exact);
         ``max_activity`` sets ``even floor(max_activity * n)`` instead.
+
+        Initial weights: by default the activity rule (:func:`activity_stds`) for a spike
+        fraction ``init_activity`` per step in every layer (default: half the max activity,
+        or ``DEFAULT_INIT_ACTIVITY`` = 5% without one) with inputs at ``input_activity``
+        (default: the same); ``weight_scale=s`` uses the fan-in rule ``std = s / sqrt(fan_in)``
+        instead.
         """
         sizes = list(sizes)
         L = len(sizes) - 1
@@ -230,7 +237,8 @@ class Network:
             capacities = list(sizes)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), overflow=overflow, input_overflow=input_overflow,
                   weights=[], dtype=dtype, layers=specs, delay=delay, readout=readout, dense=dense)
-        net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        default = DEFAULT_INIT_ACTIVITY if max_activity is None else max_activity / 2
+        net.weights = _initial_weights(net, seed, weight_scale, init_activity, input_activity, default)
         if bias:
             rng = np.random.default_rng(seed + 7)
             net.biases = [(rng.uniform(-1, 1, n) / math.sqrt(n_in)).astype(net.dtype)
@@ -241,7 +249,8 @@ class Network:
     def feedforward(cls, sizes, *, alpha=0.95, c=10.0, theta1=1.0, theta2=0.9,
                     surrogate_beta=10.0, max_activity=0.01, capacities=None,
                     input_capacity=None, overflow="lowest-index", input_overflow="random",
-                    seed=0, weight_scale=1.0, dtype=np.float32, dense_output=False) -> "Network":
+                    seed=0, weight_scale=None, init_activity=None, input_activity=None, dtype=np.float32,
+                    dense_output=False) -> "Network":
         """Build a network from layer sizes, input first.
 
         Capacities default to ``even floor(max_activity * n)`` (at least 2) per layer;
@@ -250,6 +259,13 @@ class Network:
         neuron (K = n_out) and its theta2 is -inf, so every output neuron gets its surrogate
         gradient while the hidden layers stay sparse — as the published accuracy runs,
         whose readout is a dense layer (``docs/training.md``).
+
+        Initial weights: by default the activity rule (:func:`activity_stds`): every layer
+        spikes at about ``init_activity`` per step (one number or one per neuron layer;
+        default half the max activity, the rate-driven runs' default, so lists start half
+        full) when the input spikes at ``input_activity`` per step (default: the same).
+        ``weight_scale=s`` uses the fan-in rule ``std = s / sqrt(fan_in)`` instead, which
+        assumes every input spikes and leaves sparse layers silent unless s is large.
         """
         sizes = list(sizes)
         caps = _capacities(max_activity, sizes)
@@ -271,7 +287,7 @@ class Network:
             layers = (spec,) * (len(sizes) - 2) + (spec.replace(theta2=-math.inf),)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), neuron=neuron, layers=layers,
                   overflow=overflow, input_overflow=input_overflow, weights=[], dtype=dtype)
-        net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        net.weights = _initial_weights(net, seed, weight_scale, init_activity, input_activity, max_activity / 2)
         return net
 
     # Shape helpers.
@@ -357,6 +373,27 @@ class Network:
         return d
 
 
+DEFAULT_INIT_ACTIVITY = 0.05  # Network.build's initial spike fraction per step without a max activity
+
+
+def _initial_weights(net, seed, weight_scale, init_activity, input_activity, default) -> list:
+    """The fan-in rule when ``weight_scale`` is given, else the activity rule (checked inputs)."""
+    if weight_scale is not None:
+        check_number("weight_scale", weight_scale, low=0, open_low=True,
+                     fix="the fan-in rule's std = weight_scale / sqrt(fan_in); omit it for the activity rule")
+        if init_activity is not None or input_activity is not None:
+            raise ConfigError(f"weight_scale={weight_scale} (the fan-in rule) and init_activity/input_activity "
+                              f"(the activity rule) choose different initialisations; give one")
+        return init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+    fix = "a spike fraction per step, e.g. 0.01"
+    targets = check_fractions("init_activity", default if init_activity is None else init_activity,
+                              net.num_layers, open_low=True, open_high=True, fix=fix)
+    a_in = targets[0] if input_activity is None else check_fractions(
+        "input_activity", input_activity, 1, open_low=True, open_high=True, fix=fix)[0]
+    stds = activity_stds(net.sizes, net.capacities, net.specs, targets, a_in)
+    return init_weights(net.sizes, seed=seed, dtype=net.dtype, stds=stds)
+
+
 def describe_sizes(sizes) -> str:
     """``700-976x192-20``: layer sizes with runs of three or more equal sizes folded."""
     parts, i = [], 0
@@ -393,8 +430,156 @@ def initial_params(spec: NeuronSpec, dtype=np.float32) -> dict:
     return out
 
 
-def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32) -> list:
-    """Normal weights with std ``scale / sqrt(fan_in)``, one matrix per layer, seeded."""
+def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32, stds=None) -> list:
+    """Normal weights, one matrix per layer, seeded: std ``stds[l]`` (the activity rule,
+    :func:`activity_stds`) or, without ``stds``, the fan-in rule ``scale / sqrt(fan_in)``.
+    Both draw the same standard-normal numbers; only their scale differs."""
     rng = np.random.default_rng(check_seed("seed", seed))
-    return [(rng.standard_normal((n_in, n_out)) * (scale / math.sqrt(n_in))).astype(dtype)
-            for n_in, n_out in zip(sizes[:-1], sizes[1:])]
+    if stds is None:
+        stds = [scale / math.sqrt(n_in) for n_in in sizes[:-1]]
+    return [(rng.standard_normal((n_in, n_out)) * float(std)).astype(dtype)
+            for n_in, n_out, std in zip(sizes[:-1], sizes[1:], stds)]
+
+
+INIT_STEPS, INIT_NEURONS = 100, 1000  # the activity rule's model populations: T = 100 steps from rest
+INIT_GRID = 24  # current scales tried at once per refinement (three refinements: to 0.1%)
+FIXED_AFTER = 4  # a run of identical layers reuses its 4th layer's scale (the chain has settled)
+
+
+def _model_spikes(spec: NeuronSpec, unit: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
+    """Spikes ``[steps, len(sigmas), neurons]`` of populations of ``spec`` neurons whose input
+    current is ``sigma * unit`` (``unit``: [steps, neurons]), one population per sigma: the
+    spec's input gain, decay (beta, snnTorch's clamp to [0, 1]), synaptic or alpha filter,
+    threshold and reset (zero; subtract, after the decay of the next step when the reset is
+    delayed, as snnTorch's; none). Vectorised over sigmas and neurons; a loop over the steps."""
+    g = float(np.mean(spec.input_gain()))
+    beta = float(np.clip(np.mean(spec.decay()), 0, 1))
+    a = float(np.clip(np.mean(spec.alpha), 0, 1)) if spec.model in ("synaptic", "alpha") else 0.0
+    theta = float(np.mean(spec.threshold))
+    tau = 1.0
+    if spec.model == "alpha" and 0 < beta < a < 1:
+        tau = math.log(a) / (math.log(beta) - math.log(a)) + 1
+    shape = (len(sigmas), unit.shape[1])
+    scale = g * np.asarray(sigmas, dtype=np.float64)[:, None]
+    u, s, e, h = (np.zeros(shape) for _ in range(4))
+    out = np.zeros((unit.shape[0],) + shape, dtype=bool)
+    fired = np.zeros(shape, dtype=bool)
+    late = spec.reset == "subtract" and spec.reset_delay and spec.model != "alpha"  # u = beta m + J - R theta
+    for t in range(unit.shape[0]):
+        J = scale * unit[t]
+        if spec.model == "synaptic":
+            s = a * s + J
+            u = beta * u + s
+        elif spec.model == "alpha":
+            e, h = a * e + J, beta * h - J
+            u = tau * (e + h)
+        else:
+            u = beta * u + J
+        if late:
+            u -= fired * theta
+        fired = out[t] = u > theta
+        if spec.reset == "zero":
+            u[fired] = 0.0
+            if spec.model == "alpha":
+                e[fired], h[fired] = 0.0, 0.0
+        elif spec.reset == "subtract" and not late:
+            u -= fired * theta
+            if spec.model == "alpha":
+                e -= fired * (theta / tau)
+    return out
+
+
+def _listed(spikes, fraction):
+    """The spikes a list of capacity ``fraction`` of the population passes per step (lowest
+    index first, as the published op keeps them; vectorised)."""
+    if fraction >= 1:
+        return spikes
+    return spikes & (np.cumsum(spikes, axis=-1) <= int(round(fraction * spikes.shape[-1])))
+
+
+def _solve_sigma(spec, unit, target) -> float:
+    """The current scale at which the population spikes at ``target``: a grid of ``INIT_GRID``
+    log-spaced scales from 1e-3 to 1e3, refined three times around the crossing."""
+    lo, hi = 1e-3, 1e3
+    for _ in range(3):
+        grid = np.geomspace(lo, hi, INIT_GRID)
+        rates = _model_spikes(spec, unit, grid).mean(axis=(0, 2))
+        i = int(np.searchsorted(rates, target))  # rates grow with the scale
+        lo, hi = grid[max(i - 1, 0)], grid[min(i, INIT_GRID - 1)]
+        if i == 0 or i == INIT_GRID:
+            break
+    return float(math.sqrt(lo * hi))
+
+
+_POPULATIONS: dict = {}
+
+
+def population_model(specs, targets, input_activity, list_fractions=None) -> tuple[list, list]:
+    """Per layer, the current scale ``sigma`` (input current per unit weight, in units of the
+    square root of the listed input spikes per step) at which a model population of the
+    layer's neurons spikes at its target, and the fraction of each layer's neurons (the input
+    first) its list passes per step.
+
+    The populations form a chain like the network: layer 1 is driven by Bernoulli input
+    spikes at ``input_activity``, layer l by the spikes of layer l-1's population, each
+    through N(0, 1) weights from every neuron of the previous population, so a layer sees the
+    burstiness of its inputs (a neuron that fires tends to fire again); ``list_fractions[l]``
+    (K / n, the input first) cuts each population's spikes per step as the layer's list
+    would. The populations run ``INIT_STEPS`` steps from rest (the default T). A run of
+    identical layers settles to a fixed point within a few layers: from the
+    ``FIXED_AFTER``-th on, the run reuses that layer's scale (a 192-layer network takes no
+    longer than a 5-layer one). The draws are seeded, so the answer is deterministic; cached."""
+    fractions = [1.0] * (len(specs) + 1) if list_fractions is None else [float(f) for f in list_fractions]
+    key = (tuple(specs), tuple(float(t) for t in targets), float(input_activity), tuple(fractions))
+    if key in _POPULATIONS:
+        return _POPULATIONS[key]
+    rng = np.random.default_rng(12345)
+    pre = _listed(rng.random((INIT_STEPS, INIT_NEURONS)) < input_activity, fractions[0])
+    sigmas, listed = [], [float(np.mean(pre))]
+    w = rng.standard_normal((INIT_NEURONS, INIT_NEURONS))
+    fixed, last, run = None, None, 0
+    for l, (spec, target) in enumerate(zip(specs, targets), start=1):
+        layer = (spec, float(target), fractions[l], fractions[l - 1])
+        if fixed is not None and fixed[0] == layer:  # the chain's fixed point
+            sigmas.append(fixed[1])
+            listed.append(fixed[2])
+            continue
+        per_step = max(float(np.mean(np.sum(pre, axis=1))), 1e-3)  # listed input spikes per step
+        unit = (pre.astype(np.float64) @ w) / math.sqrt(per_step)  # unit-variance current per step
+        sigma = _solve_sigma(spec, unit, target)
+        pre = _listed(_model_spikes(spec, unit, [sigma])[:, 0], fractions[l])
+        run = run + 1 if layer == last else 1
+        last = layer
+        if run == FIXED_AFTER:
+            fixed = (layer, sigma, float(np.mean(pre)))
+        sigmas.append(sigma)
+        listed.append(float(np.mean(pre)))
+    _POPULATIONS[key] = (sigmas, listed)
+    return sigmas, listed
+
+
+def activity_stds(sizes, capacities, specs, target, input_activity=None) -> list:
+    """Weight std per layer for which layer l spikes at about ``target[l-1]`` of its neurons per step.
+
+    The root cause of silent layers: the fan-in rule ``std = 1 / sqrt(fan_in)`` assumes
+    every input spikes, but in an SNN only ``m`` of the ``n`` inputs do per step, so the
+    input current has standard deviation ``sqrt(m) * std``, far below what the threshold
+    needs when m << n (a 1% list). The activity rule: layer l's inputs send
+    ``m`` spikes per step: about ``a n`` (``a`` = ``input_activity`` for the input, the
+    previous layer's target after that), less what its list capacity K cuts.
+    :func:`population_model` finds the current scale ``sigma`` at which a model population
+    of the layer's neurons (gain, decay, filter, threshold, reset), driven by the previous
+    layer's model population through its list, spikes at the target, and the ``m`` the
+    list passes; then::
+
+        std_l = sigma_l / sqrt(m_{l-1})
+
+    A model (the data's own temporal structure, a list capacity that cuts the input, and
+    recurrence shift the rate), but every layer starts alive; for a data-dependent
+    refinement, run :func:`mimdsim.training.calibrate_activity` (``mimdsim train`` does).
+    """
+    L = len(sizes) - 1
+    targets = [float(t) for t in (target if isinstance(target, (list, tuple)) else [target] * L)]
+    acts = [targets[0] if input_activity is None else float(input_activity)] + targets
+    sigmas, listed = population_model(list(specs), targets, acts[0], [k / n for k, n in zip(capacities, sizes)])
+    return [sigma / math.sqrt(max(f * n, 1e-6)) for sigma, f, n in zip(sigmas, listed, sizes)]

@@ -24,12 +24,13 @@ that ``from_nir(to_nir(net))`` is the identity, and other tools ignore it.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ConfigError, UnsupportedModel
-from ..validate import check_number
+from ..validate import check_choice, check_number
 from .network import Network
 from .neurons import NeuronSpec
 from .readout import Readout
@@ -55,6 +56,17 @@ def _load(graph_or_path):
             raise ConfigError(f"NIR file {str(path)!r} does not exist")
         try:
             return nir.read(str(path))
+        except ValueError as e:
+            if "type" not in str(e).lower():
+                raise ConfigError(f"cannot read NIR file {str(path)!r}: {e}. Write it with nir.write (NIR 1.0 "
+                                  f"HDF5)") from e
+            try:  # NIR's type inference refuses types as exporters write them (a batch dimension): read unchecked
+                graph = nir.read(str(path), type_check=False)
+            except Exception:
+                raise ConfigError(f"cannot read NIR file {str(path)!r}: {type(e).__name__}: {e}") from e
+            warnings.warn(f"NIR file {str(path)!r}: NIR's type inference failed ({e}); read without it, "
+                          f"taking the layer sizes from the weights", stacklevel=3)
+            return graph
         except Exception as e:  # h5py/NIR raise many kinds
             raise ConfigError(f"cannot read NIR file {str(path)!r}: {type(e).__name__}: {e}. Write it with "
                               f"nir.write (NIR 1.0 HDF5)") from e
@@ -101,7 +113,7 @@ def _scalar_or_tuple(a):
     return float(a[0]) if np.all(a == a[0]) else tuple(float(x) for x in a)
 
 
-def _neuron_spec(name, node, dt, n):
+def _neuron_spec(name, node, dt, n, reset=None):
     """NeuronSpec, input gain and bias offset (v_leak) of a NIR neuron node."""
     kind = type(node).__name__
     meta = (node.metadata or {}).get("mimdsim") if hasattr(node, "metadata") else None
@@ -148,7 +160,9 @@ def _neuron_spec(name, node, dt, n):
               spiking=spiking)
     if alpha is not None:
         kw["alpha"] = _scalar_or_tuple(alpha)
-    if spiking:
+    if spiking and reset == "subtract":  # snnTorch's default Leaky/Synaptic, which it exports as this same node
+        kw.update(reset="subtract")
+    elif spiking:
         kw.update(reset="zero", reset_delay=False)
     else:
         kw.update(reset="none")
@@ -206,8 +220,43 @@ def _chain(nodes, edges):
     return chain, recurrent
 
 
+def _input_shape(node):
+    """The Input node's type as a tuple of ints, or None when it has none."""
+    t = getattr(node, "input_type", None) or {}
+    vals = list(t.values()) if isinstance(t, dict) else [t]
+    if not vals or vals[0] is None:
+        return None
+    try:
+        return tuple(int(d) for d in np.asarray(vals[0]).ravel())
+    except (TypeError, ValueError):
+        return None
+
+
+def _input_size(name, shape, first_weight) -> int:
+    """Inputs per sample: the Input node's type, read as exporters write it. A type whose
+    leading dimensions are a batch (``[1, 64]``, ``[B, 64]``) or that is missing is taken
+    from the first weight node's input width, with a warning saying what was assumed."""
+    width = None if first_weight is None else int(np.asarray(first_weight.weight).shape[-1])
+    n = None if shape is None else int(np.prod(shape))
+    if n is not None and (width is None or n == width):
+        return n
+    if width is None:
+        raise UnsupportedModel(f"Input node {name!r} has no type and no weight node follows it; give it an "
+                               f"input_type")
+    if shape is None:
+        why = "has no type"
+    elif len(shape) >= 2 and int(np.prod(shape[1:])) == width:
+        why = f"has type {list(shape)}, read as a batch of {shape[0]} (exporters write the sample batch)"
+    else:
+        raise ConfigError(f"Input node {name!r} has type {list(shape)} ({n} values) but the first weight node "
+                          f"takes {width}; export the graph with one sample's shape (snnTorch: ignore_dims=[0])")
+    warnings.warn(f"NIR Input node {name!r} {why}; assumed {width} inputs per sample from the first weight "
+                  f"node", stacklevel=3)
+    return width
+
+
 def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=None, delay=None, loss=None,
-             num_classes=None, dtype=np.float32) -> Network:
+             num_classes=None, dtype=np.float32, reset=None) -> Network:
     """A mimdsim Network from a NIR graph or ``.nir`` file (forward Euler with step ``dt``).
 
     The graph must be a chain Input -> (Affine | Linear) [-> Scale] -> neuron -> ... ->
@@ -215,7 +264,14 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
     else raises :class:`UnsupportedModel` naming the node and its type. ``delay`` (default
     0, or what ``to_nir`` stored), ``loss``, ``num_classes``, ``max_activity`` and
     ``capacities`` are as for :meth:`Network.build`.
+
+    ``reset``: NIR's spiking nodes reset to ``v_reset`` (0) in the step they spike, which is
+    how they are imported by default (with a warning when the graph does not come from
+    ``to_nir``). snnTorch exports its default subtract reset as the same node, so a graph
+    cannot say which; ``reset="subtract"`` imports every spiking layer with snnTorch's
+    subtract reset (delayed, its default) and ``reset="zero"`` confirms NIR's.
     """
+    check_choice("reset", reset, (None, "zero", "subtract"))
     check_number("dt", dt, low=0, open_low=True, unit="seconds", fix="the simulation step, e.g. dt=1e-3")
     graph = _load(graph_or_path)
     nodes, edges = _flatten(graph)
@@ -225,8 +281,10 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
             raise UnsupportedModel(f"node {name!r} has type {kind}, which mimdsim cannot simulate; supported: "
                                    f"{', '.join(k for k in SUPPORTED if k != 'NIRGraph')}")
     chain, recurrent = _chain(nodes, edges)
-    layers, learned = [], []
-    n_in = int(np.prod(list(nodes[chain[0]].input_type.values())[0]))
+    layers, learned, guessed = [], [], []
+    in_type = _input_shape(nodes[chain[0]])
+    first_w = next((nodes[c] for c in chain[1:] if type(nodes[c]).__name__ in WEIGHTS), None)
+    n_in = _input_size(chain[0], in_type, first_w)
     sizes = [n_in]
     W = b = None
     for cur in chain[1:]:
@@ -252,7 +310,9 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
             if W is None:
                 raise UnsupportedModel(f"neuron node {cur!r} ({kind}) has no Affine/Linear before it")
             n = W.shape[1]
-            spec, leak, params = _neuron_spec(cur, node, float(dt), n)
+            spec, leak, params = _neuron_spec(cur, node, float(dt), n, reset)
+            if reset is None and spec.spiking and not (node.metadata or {}).get("mimdsim"):
+                guessed.append(cur)
             if leak is not None:
                 b = (np.zeros(n) if b is None else b) + leak
             V = Vb = None
@@ -284,6 +344,11 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
             raise UnsupportedModel(f"node {cur!r} has type {kind}, which mimdsim cannot place in a layer chain")
     if not layers:
         raise UnsupportedModel("the graph has no neuron layer")
+    if guessed:
+        warnings.warn(f"NIR carries no reset mechanism: {', '.join(map(repr, guessed))} imported as NIR's reset to "
+                      f"v_reset = 0 in the spike's step (snnTorch reset_mechanism='zero', reset_delay=False); "
+                      f"snnTorch exports its default subtract reset as the same node: for such a model pass "
+                      f"from_nir(..., reset='subtract')", stacklevel=2)
     meta = json.loads((graph.metadata or {}).get("mimdsim", "{}")) if getattr(graph, "metadata", None) else {}
     readout = loss if loss is not None else Readout(**meta["readout"]) if "readout" in meta else (
         "ce_count" if layers[-1][0].spiking else "ce_max_membrane")

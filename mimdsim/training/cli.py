@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from ..settings import CHIP, DATA, NETWORK, TRAINING, add_arguments, values_from_args
+from ..settings import CHIP, DATA, DEFAULT_THETA2, NETWORK, TRAINING, add_arguments, values_from_args
 
 
 def load_dataset(v: dict):
@@ -44,15 +44,28 @@ def _feedforward(v, dataset):
 
     sizes = [dataset.n_inputs] + v["network.hidden"] + [dataset.n_classes]
     common = dict(overflow=v["network.overflow"], seed=v["run.seed"], weight_scale=v["model.weight_scale"])
+    if v["model.weight_scale"] is None:  # the activity rule, at the data's input activity
+        common.update(init_activity=init_targets(v, len(sizes) - 1), input_activity=dataset.train.activity())
     k0 = v["network.input_capacity"]
     if v["network.dense"]:
         caps = list(sizes)
         if k0 is not None:
             caps[0] = k0
-        return Network.feedforward(sizes, capacities=caps, theta2=-np.inf, **common)
-    return Network.feedforward(sizes, max_activity=v["model.max_activity"],
+        return Network.feedforward(sizes, capacities=caps, theta2=-np.inf, max_activity=v["network.max_activity"],
+                                   **common)
+    return Network.feedforward(sizes, max_activity=v["network.max_activity"],
                                input_capacity=dataset.input_capacity() if k0 is None else k0,
-                               theta2=v["model.theta2"], dense_output=v["network.dense_output"], **common)
+                               theta2=DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"],
+                               dense_output=v["network.dense_output"], **common)
+
+
+def init_targets(v: dict, layers: int):
+    """The initial spike fraction per neuron layer: ``--init-activity``, by default half the max
+    activity in every layer (the lists start half full of spikes, room for candidates)."""
+    a = v["network.init_activity"]
+    if a is None or a == 0:
+        return [v["network.max_activity"] / 2] * layers
+    return a
 
 
 def cmd_train(args) -> int:
@@ -69,10 +82,12 @@ def cmd_train(args) -> int:
     say = (lambda *a: None) if quiet else print
     say(dataset.describe())
     say(f"network {net.describe()}, capacities K = {','.join(map(str, net.capacities))}"
-        + (" (dense)" if dense else f" (max activity {100 * v['model.max_activity']:g}%"
+        + (" (dense)" if dense else f" (max activity {100 * v['network.max_activity']:g}%"
            + (", dense readout)" if v["network.dense_output"] else ")")) + f", on {system.name}")
-    if v["network.init_activity"] is not None and not v["train.resume"]:
-        scales = calibrate_activity(net, system, dataset, v["network.init_activity"], batch_size=B, seed=seed,
+    calibrate = v["network.init_activity"] != 0 and (v["model.weight_scale"] is None
+                                                     or v["network.init_activity"] is not None)
+    if calibrate and not v["train.resume"]:
+        scales = calibrate_activity(net, system, dataset, init_targets(v, net.num_layers), batch_size=B, seed=seed,
                                     neurons_per_tile=v["run.neurons_per_tile"])
         say("initial weights scaled to activity " + ", ".join(f"{100 * a:.2f}% (x{s:.3g})" for s, a in scales))
     optimizer = (Adam if v["train.optimizer"] == "adam" else SGD)(lr=v["train.lr"])

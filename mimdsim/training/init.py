@@ -1,9 +1,12 @@
 """Data-dependent weight initialisation: scale each layer to a target spike activity.
 
-Random weights with std ``scale / sqrt(fan_in)`` assume that every input may be active.
-A sparse network whose lists carry at most K of n spikes per step then starves its
-deeper layers (a layer fed by 4 spikes per step barely moves its membranes), and a
-dense one may fire far above the capacity K of a sparse twin. Like LSUV (Mishkin & Matas
+Random weights with std ``scale / sqrt(fan_in)`` (the fan-in rule) assume that every input
+may be active. A sparse network whose lists carry at most K of n spikes per step then
+starves its deeper layers (a layer fed by 4 spikes per step barely moves its membranes),
+and a dense one may fire far above the capacity K of a sparse twin. The default
+initialisation (the activity rule, :func:`mimdsim.snn.network.activity_stds`) fixes the
+scale from a model of the neuron driven by white noise; what it cannot know is the data's
+temporal structure (a rate-coded pixel fires in step after step). Like LSUV (Mishkin & Matas
 2016), which the public code of Finkbeiner et al. applies with a target activity,
 :func:`calibrate_activity` fixes this from data: layer by layer, input first, it
 multiplies the layer's weight matrix by the factor s that brings the layer's mean spike
@@ -17,6 +20,7 @@ sparse runs start from the same network.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -50,7 +54,9 @@ def calibrate_activity(net, chip, dataset, target=0.01, *, batch_size=32, seed=0
         t = targets[l - 1]
         for _ in range(iterations):
             net.weights[l - 1] = (w0 * s).astype(net.dtype)
-            a = simulate(net, chip, **kw).report.layers[l]["activity"]
+            with warnings.catch_warnings():  # a silent trial scale is part of the search, not news
+                warnings.simplefilter("ignore")
+                a = simulate(net, chip, **kw).report.layers[l]["activity"]
             if best is None or abs(a - t) < best[0]:
                 best = (abs(a - t), s, a)
             if abs(a - t) <= tolerance * t:

@@ -193,12 +193,18 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                             f"gradient-candidate rates {pct(source.candidate[1:])}; list capacities K = "
                             f"{', '.join(map(str, net.capacities))} (max activity); run with inputs= for rates "
                             f"from the dynamics")
+    late = [l for l in range(1, L + 1) if net.delay * (l - 1) >= T]  # the pipelined delay: input from step l-1
+    if late:
+        report.notes.append(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with the "
+                            f"inter-layer delay of 1, layer l's first input arrives at step l-1): they stay silent; "
+                            f"use timesteps >= {L} or delay 0 to reach them")
     if execution:  # a silent layer times nothing and trains nothing: say so, naming it
-        silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking]
+        silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking
+                  and ly["layer"] not in late]
         if silent:
             msg = (f"layer(s) {', '.join(map(str, silent))} never spiked in this step: they pass no spikes and no "
-                   f"gradient; raise the input rate or the weight scale (Network.feedforward(weight_scale=...), "
-                   f"--weight-scale), or set the initial activity with mimdsim.training.calibrate_activity")
+                   f"gradient; raise the input rate or the initial activity (Network.feedforward(init_activity=...), "
+                   f"mimdsim.training.calibrate_activity; --weight-scale S is the fan-in rule, docs/user-guide.md)")
             report.notes.append(msg)
             warnings.warn(msg, stacklevel=2)
         elif training and source.grads is not None and not any(np.any(g) for g in source.grads):
