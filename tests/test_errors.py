@@ -248,7 +248,9 @@ BAD_INPUTS = [
     (SIM + ["--set", "clock_hz=-1"], r"--set clock_hz=-1 must be a positive finite number"),
     (SIM + ["--schedule", "per-op"], r"--schedule per-op is the Kalman fit's"),
     (SIM + ["--optimizer", "sgd", "--inference"], r"--optimizer given with --inference"),
-    (SIM + ["--model", "/nonexistent.nir"], r"NIR file '/nonexistent.nir' does not exist"),
+    (SIM + ["--model", "/nonexistent.nir"], r"--layers \[300, 200, 10\] with --model /nonexistent.nir: the graph gives the "
+                                            r"layer sizes; drop --layers"),
+    (["simulate", "--quiet", "--model", "/nonexistent.nir"], r"NIR file '/nonexistent.nir' does not exist"),
     (CMP + ["--gpu", "a100"], r"unknown GPU 'a100'.*Did you mean 'a100-40gb' or 'a100-80gb'\?"),
     (CMP + ["--strategy", "magic"], r"--strategy: unknown value \['magic'\]; choose from"),
     (CMP + ["--strategy", ""], r"--strategy: unknown value ''"),
