@@ -172,6 +172,8 @@ def build_run(values: dict):
         kw["schedule"] = v["run.schedule"]
     if v.get("run.static_input"):
         kw["static_input"] = True
+    if v.get("run.precision"):
+        kw["precision"] = v["run.precision"]
     if v.get("run.optimizer", "adam") != "adam":  # its kind shapes the program; one step's update is applied
         from .optim import SGD
         kw["optimizer"] = SGD()

@@ -90,6 +90,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("run.neurons_per_tile", "--neurons-per-tile", "int", None, "default: smallest even count that fits",
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
+    Setting("run.precision", "--chip-precision", "str", None,
+            "the chip program's number format: fp32, or fp16 (weights, state and matmuls in half precision, on "
+            "the AMP units' fp16 rate) (default fp32; --precision is the GPU's)", choices=("fp32", "fp16")),
     Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)",
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip",
@@ -493,5 +496,23 @@ def reference_markdown() -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m mimdsim.settings > table for docs/reference.md
-    print(reference_markdown())
+def write_reference(path="docs/reference.md") -> None:
+    """Replace the settings table in ``path`` (the first table headed "| TOML key | flag |")."""
+    from pathlib import Path
+
+    lines = Path(path).read_text().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("| TOML key | flag |"))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    lines[start:end] = reference_markdown().split("\n")
+    Path(path).write_text("\n".join(lines))
+
+
+if __name__ == "__main__":  # python -m mimdsim.settings [--write]: the table of docs/reference.md
+    import sys
+
+    if "--write" in sys.argv:
+        write_reference()
+    else:
+        print(reference_markdown())

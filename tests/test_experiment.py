@@ -110,4 +110,4 @@ def test_example_experiment_files_load(path):
 def test_reference_doc_lists_every_setting():
     from mimdsim.settings import reference_markdown
     doc = open(os.path.join(HERE, "..", "docs", "reference.md")).read()
-    assert reference_markdown() in doc, "docs/reference.md is stale: regenerate with python -m mimdsim.settings"
+    assert reference_markdown() in doc, "docs/reference.md is stale: regenerate with python -m mimdsim.settings --write"
