@@ -39,6 +39,10 @@ class WorkSource(Protocol):
     def work(self, vs: VertexSet, t: int | None) -> dict:
         """Work counts of vertex set ``vs`` at loop iteration ``t`` (None outside loops)."""
 
+    # optional: ``loop_work(vertex_sets, ts) -> {id(vs): work with a leading iteration axis} | None``
+    # gives every iteration's work of a loop body at once (codelets with ``batched`` cost routes);
+    # None falls back to ``work`` per iteration.
+
 
 class _Costs:
     """Charges superstep executions into the report's tallies."""
@@ -86,7 +90,7 @@ class _Costs:
             if iterations is None:
                 parts.append(vertex_cycles(vs, work, self.tile))
             elif c.batched:  # all iterations in one call
-                parts.append(vertex_cycles(vs, _stack(work), self.tile))
+                parts.append(vertex_cycles(vs, work if isinstance(work, dict) else _stack(work), self.tile))
             else:
                 per = [vertex_cycles(vs, w, self.tile) for w in work]
                 parts.append((per[0][0], np.stack([np.asarray(cyc, dtype=np.float64) for _, cyc in per])))
@@ -157,15 +161,22 @@ class _Costs:
             if progress is not None:
                 progress(done + loop.count, total)
             return loop.count
-        works: dict[int, list] = {}
-        for i, t in enumerate(ts):  # the numerics, in program order
-            for s in loop.body:
-                for vs in (() if isinstance(s, Launch) else s.compute):
-                    w = self.source.work(vs, t)
-                    if not codelet(vs.codelet).static:
-                        works.setdefault(id(vs), []).append(w)
+        whole = getattr(self.source, "loop_work", None)  # optional: every iteration's work at once
+        works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
+            if whole is not None else None
+        if works is not None:
             if progress is not None:
-                progress(done + i + 1, total)
+                progress(done + len(ts), total)
+        else:
+            works = {}
+            for i, t in enumerate(ts):  # the numerics, in program order
+                for s in loop.body:
+                    for vs in (() if isinstance(s, Launch) else s.compute):
+                        w = self.source.work(vs, t)
+                        if not codelet(vs.codelet).static:
+                            works.setdefault(id(vs), []).append(w)
+                if progress is not None:
+                    progress(done + i + 1, total)
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
         if self.timeline is not None:  # one record per execution
             for i, t in enumerate(ts):
