@@ -48,7 +48,8 @@ from __future__ import annotations
 import numpy as np
 
 from .codelet import register
-from .tile import Tile, WORKER_VERTEX_OVERHEAD, deal_sample_grid, deal_vertices, multi_vertex_cycles
+from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, deal_jobs, deal_sample_grid, deal_vertices,
+                   multi_vertex_cycles)
 
 # --------------------------------------------------------------------------- F3 state update
 # LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), n == 2
@@ -254,14 +255,22 @@ def weights_grad_instructions(n, samples, in_spikes):
         odd n:    busiest worker of the MultiVertex, m = ceil(n / 6) neurons:
                   WGS_SETUP + m (WGS_PER_NEURON + samples WGS_PER_SAMPLE + spikes WGS_PER_SPIKE)
     """
+    const, per_spike = _weights_grad_affine(n, samples)
+    return const + np.asarray(in_spikes, dtype=np.float64) * per_spike
+
+
+def _weights_grad_affine(n, samples):
+    """``(const, per_spike)`` per vertex: ``weights_grad_instructions = const + in_spikes * per_spike``
+    (the three variants above, regrouped; integer counts, so exactly equal)."""
     n = np.asarray(n)
     s = np.asarray(samples, dtype=np.float64)
-    k = np.asarray(in_spikes, dtype=np.float64)
-    two = WG_SETUP + s * WG_PER_SAMPLE + k * WG2_PER_SPIKE
-    multi = WGM_SETUP + s * WG_PER_SAMPLE + k * (WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR)
     m = -(-n // 6)
-    scalar = WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE + k * WGS_PER_SPIKE)
-    return np.where(n == 2, two, np.where(n % 2 == 0, multi, scalar))
+    const = np.where(n == 2, WG_SETUP + s * WG_PER_SAMPLE,
+                     np.where(n % 2 == 0, WGM_SETUP + s * WG_PER_SAMPLE,
+                              WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE)))
+    per_spike = np.where(n == 2, WG2_PER_SPIKE,
+                         np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR, m * WGS_PER_SPIKE))
+    return const.astype(np.float64), per_spike.astype(np.float64)
 
 
 def _by_kind(tiles, kind_mask, instr, tile, vertex_kind, multi_kind):
@@ -356,15 +365,26 @@ def reduce_stage1_instructions(inputs, active):
     vertex still launches and tests. ``CustomSparseReduceStage1FloatSIMD5`` (poplar_code.cpp,
     5 inputs) is not in CC; 5 inputs take the generic loop.
     """
+    setup, per_active = _reduce_stage1_affine(inputs)
+    return setup + np.asarray(active, dtype=np.float64) * per_active
+
+
+def _reduce_stage1_affine(inputs):
+    """``(setup, per_active)`` per vertex: ``reduce_stage1_instructions = setup + active * per_active``
+    (static per vertex; one multiply-add per iteration)."""
     e = np.asarray(inputs)
-    a = np.asarray(active, dtype=np.float64)
-    generic = RS_SETUP + a * (RS_ACTIVE + (e // 2) * RS_PER_VECTOR + (e % 2) * RS_PER_REMAINDER)
-    return np.where(e == 8, RS8_SETUP + a * RS8_ACTIVE, generic)
+    eight = e == 8
+    setup = np.where(eight, RS8_SETUP, RS_SETUP).astype(np.float64)
+    per_active = np.where(eight, RS8_ACTIVE, RS_ACTIVE + (e // 2) * RS_PER_VECTOR
+                          + (e % 2) * RS_PER_REMAINDER).astype(np.float64)
+    return setup, per_active
 
 
 def reduce_stage1_cycles(vertex_tiles, inputs, active, tile: Tile):
     """(tiles, cycles) of B9: ``reduce_stage1_instructions`` + vertex overhead, dealt to workers."""
-    return deal_vertices(vertex_tiles, reduce_stage1_instructions(inputs, active) + WORKER_VERTEX_OVERHEAD, tile)
+    setup, per_active = _reduce_stage1_affine(inputs)  # instructions + overhead + run in one pass
+    return deal_jobs(vertex_tiles, (setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS))
+                     + np.asarray(active, dtype=np.float64) * per_active, tile)
 
 
 def _reduce_stage1_cost(tiles, g, work, tile):

@@ -110,7 +110,10 @@ def _deal_plan(job_tiles: np.ndarray, workers: int):
     slot = np.searchsorted(uniq, t) * workers + rank % workers  # (tile, worker) of each job, tile order
     by_slot = np.argsort(slot, kind="stable")
     used, first = np.unique(slot[by_slot], return_index=True)
-    plan = (order[by_slot], uniq, used, first)  # jobs grouped by slot; each used slot's first job
+    perm = order[by_slot]
+    direct = used.size == t.size and bool((perm == np.arange(perm.size)).all())  # one job per slot, in order
+    full = direct and used.size == uniq.size * workers  # ... and every slot used: a reshape
+    plan = (perm, uniq, used, first, direct, full)  # jobs grouped by slot; each used slot's first job
     try:
         if len(_PLANS) > 4096:
             _PLANS.clear()
@@ -133,10 +136,16 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     lead = instr.shape[:-1] if instr.ndim > 1 else ()
     if job_tiles.size == 0:
         return job_tiles.astype(np.int64), np.zeros(lead + (0,))
-    order, uniq, used, first = _deal_plan(job_tiles, W)
-    instr = np.broadcast_to(instr, lead + job_tiles.shape)[..., order]
-    per = np.zeros(lead + (uniq.size * W,))
-    per[..., used] = np.add.reduceat(instr, first, axis=-1)  # jobs of one (tile, worker) are adjacent
+    order, uniq, used, first, direct, full = _deal_plan(job_tiles, W)
+    instr = np.broadcast_to(instr, lead + job_tiles.shape)
+    if full:  # one job per (tile, worker) slot, in slot order
+        per = instr
+    elif direct:
+        per = np.zeros(lead + (uniq.size * W,))
+        per[..., used] = instr
+    else:
+        per = np.zeros(lead + (uniq.size * W,))
+        per[..., used] = np.add.reduceat(instr[..., order], first, axis=-1)  # jobs of one slot are adjacent
     return uniq, W * per.reshape(lead + (uniq.size, W)).max(axis=-1) + tile.vertex_launch_cycles
 
 

@@ -27,7 +27,8 @@ def exchange_code(program: Program) -> TensorAlloc:
     for step in program.supersteps():
         for tr in step.exchange:
             moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
-            send = np.unique(np.stack([tr.group[moved], tr.src[moved]]), axis=1)[1]
+            n = counts.size + 1  # one send per (group, src) pair: a 1-D key, src = -1 (host) included
+            send = np.unique(tr.group[moved].astype(np.int64) * n + (tr.src[moved] + 1)) % n - 1
             counts += np.bincount(send[send >= 0], minlength=counts.size)
             counts += np.bincount(tr.dst[moved], minlength=counts.size)
     tiles = np.flatnonzero(counts)

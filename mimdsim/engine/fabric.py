@@ -61,7 +61,7 @@ def exchange_cost(transfers, system) -> ExchangeCost:
             host_bytes += float(nbytes[host][idx].sum())
             host_streams += 1
         # a multicast leaves its sender once: one send per (group, src)
-        _, first = np.unique(np.stack([group, src]), axis=1, return_index=True)
+        _, first = np.unique(group * (n + 1) + (src + 1), return_index=True)  # (group, src) pairs in order
         on = first[src[first] >= 0]
         np.add.at(send, src[on], nbytes[on])
         # supertile pairing: the partner receives the same group too
@@ -74,10 +74,10 @@ def exchange_cost(transfers, system) -> ExchangeCost:
         dst_chip = dst // chip.tiles
         cross = (src_chip >= 0) & (src_chip != dst_chip)
         if cross.any():
-            pairs, idx = np.unique(np.stack([group[cross], dst_chip[cross]]), axis=1, return_index=True)
+            _, idx = np.unique(group[cross] * system.chips + dst_chip[cross], return_index=True)
             b = nbytes[cross][idx]
             np.add.at(link_bytes, src_chip[cross][idx], b)
-            np.add.at(link_bytes, pairs[1], b)
+            np.add.at(link_bytes, dst_chip[cross][idx], b)
     tile_cycles = np.maximum(send / chip.exchange_send_bytes_per_cycle, recv)
     if not moved:
         return ExchangeCost(0.0, 0.0, tile_cycles, 0.0)
