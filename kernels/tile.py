@@ -85,7 +85,7 @@ def per_worker_affine(const, slope, per_sample, workers: int) -> np.ndarray:
 def barrel_cycles(worker_instr: np.ndarray, tile: Tile) -> np.ndarray:
     """Cycles of vertices given instructions per worker ``[..., vertices, workers]``."""
     worker_instr = np.asarray(worker_instr, dtype=np.float64)
-    return tile.workers * worker_instr.max(axis=-1) + tile.vertex_launch_cycles
+    return tile.workers * _max_last(worker_instr) + tile.vertex_launch_cycles
 
 
 def vectors(n, tile: Tile) -> np.ndarray:
@@ -146,7 +146,16 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     else:
         per = np.zeros(lead + (uniq.size * W,))
         per[..., used] = np.add.reduceat(instr[..., order], first, axis=-1)  # jobs of one slot are adjacent
-    return uniq, W * per.reshape(lead + (uniq.size, W)).max(axis=-1) + tile.vertex_launch_cycles
+    return uniq, W * _max_last(per.reshape(lead + (uniq.size, W))) + tile.vertex_launch_cycles
+
+
+def _max_last(x):
+    """``x.max(axis=-1)`` for a short last axis (the workers): elementwise maxima of its columns,
+    far faster than numpy's reduction over a 6-long inner axis (same values)."""
+    out = x[..., 0].copy()
+    for w in range(1, x.shape[-1]):
+        np.maximum(out, x[..., w], out=out)
+    return out
 
 
 # The vertex-launch model (docs/cost-model.md, "Vertex launch"). Counted in a worker's issue
@@ -205,7 +214,7 @@ def deal_sample_grid(tiles, const, slope, per_sample, tile: Tile, run: int = VER
     sums, count = x @ assign, assign.sum(axis=0)  # [..., W], [W]
     per = (count * (run + np.asarray(const, dtype=np.float64))[:, None]
            + np.asarray(slope, dtype=np.float64)[:, None] * sums[..., None, :])  # [..., T, W]
-    return tiles, W * per.max(axis=-1) + tile.vertex_launch_cycles
+    return tiles, W * _max_last(per) + tile.vertex_launch_cycles
 
 
 def multi_vertex_cycles(vertex_tiles, worker_instr, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):
