@@ -15,6 +15,7 @@ gradient candidates (theta2 < U <= theta1). Only listed ids get a surrogate grad
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..validate import check_choice, check_int, check_number, is_int
+from .lazy import LazyList
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
@@ -180,8 +182,8 @@ class Network:
         for name in ("biases", "recurrent", "recurrent_biases", "neuron_params"):
             if len(getattr(self, name)) != L:
                 raise ConfigError(f"net.{name} has {len(getattr(self, name))} entries; the network has {L} layers")
-        if not self.weights:
-            self.weights = init_weights(self.sizes, seed=0, dtype=self.dtype)
+        if not self.weights:  # made on first use (a rate-driven run never reads them)
+            self.weights = LazyList(functools.partial(init_weights, self.sizes, seed=0, dtype=self.dtype))
 
     @property
     def specs(self) -> tuple:
@@ -230,7 +232,8 @@ class Network:
             capacities = list(sizes)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), overflow=overflow, input_overflow=input_overflow,
                   weights=[], dtype=dtype, layers=specs, delay=delay, readout=readout, dense=dense)
-        net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        net.weights = LazyList(functools.partial(init_weights, net.sizes, seed=seed, scale=weight_scale,
+                                                 dtype=net.dtype))
         if bias:
             rng = np.random.default_rng(seed + 7)
             net.biases = [(rng.uniform(-1, 1, n) / math.sqrt(n_in)).astype(net.dtype)
@@ -271,7 +274,8 @@ class Network:
             layers = (spec,) * (len(sizes) - 2) + (spec.replace(theta2=-math.inf),)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), neuron=neuron, layers=layers,
                   overflow=overflow, input_overflow=input_overflow, weights=[], dtype=dtype)
-        net.weights = init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        net.weights = LazyList(functools.partial(init_weights, net.sizes, seed=seed, scale=weight_scale,
+                                                 dtype=net.dtype))
         return net
 
     # Shape helpers.
