@@ -8,6 +8,7 @@ dispatcher (so compiled functions call each other as numba functions) and runs i
 from __future__ import annotations
 
 import functools
+import sys
 import types
 
 _PACKAGES = ("kernels", "mimdsim")  # modules whose lazily jitted functions compiled code may call
@@ -61,3 +62,8 @@ def njit(*args, **options):
     if args and callable(args[0]):
         return LazyJit(args[0], {})
     return lambda fn: LazyJit(fn, options)
+
+
+def numba_loaded() -> bool:
+    """True once numba is imported: compiled helpers then pay no import, only their cache load."""
+    return "numba" in sys.modules

@@ -23,6 +23,8 @@ import weakref
 
 import numpy as np
 
+from ._jit import njit, numba_loaded
+
 
 @dataclass(frozen=True)
 class Tile:
@@ -113,7 +115,8 @@ def _deal_plan(job_tiles: np.ndarray, workers: int):
     perm = order[by_slot]
     direct = used.size == t.size and bool((perm == np.arange(perm.size)).all())  # one job per slot, in order
     full = direct and used.size == uniq.size * workers  # ... and every slot used: a reshape
-    plan = (perm, uniq, used, first, direct, full)  # jobs grouped by slot; each used slot's first job
+    job_slot = np.repeat(used, np.diff(np.append(first, perm.size)))  # slot of each job in grouped order
+    plan = (perm, uniq, used, first, direct, full, job_slot)  # jobs grouped by slot; each used slot's first job
     try:
         if len(_PLANS) > 4096:
             _PLANS.clear()
@@ -136,8 +139,12 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     lead = instr.shape[:-1] if instr.ndim > 1 else ()
     if job_tiles.size == 0:
         return job_tiles.astype(np.int64), np.zeros(lead + (0,))
-    order, uniq, used, first, direct, full = _deal_plan(job_tiles, W)
+    order, uniq, used, first, direct, full, job_slot = _deal_plan(job_tiles, W)
     instr = np.broadcast_to(instr, lead + job_tiles.shape)
+    if instr.ndim == 2 and not direct and numba_loaded():  # a loop's iterations in one compiled pass
+        out = np.empty((instr.shape[0], uniq.size))
+        _deal_rows(instr, order, job_slot, uniq.size, W, float(tile.vertex_launch_cycles), out)
+        return uniq, out
     if full:  # one job per (tile, worker) slot, in slot order
         per = instr
     elif direct:
@@ -147,6 +154,23 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
         per = np.zeros(lead + (uniq.size * W,))
         per[..., used] = np.add.reduceat(instr[..., order], first, axis=-1)  # jobs of one slot are adjacent
     return uniq, W * _max_last(per.reshape(lead + (uniq.size, W))) + tile.vertex_launch_cycles
+
+
+@njit(cache=True)
+def _deal_rows(instr, order, job_slot, U, W, launch, out):
+    """``deal_jobs`` of ``instr[iterations, jobs]``: per iteration, each slot's jobs summed in
+    grouped order (as ``np.add.reduceat``), then ``W * max over workers + launch`` per tile."""
+    per = np.zeros(U * W)
+    for i in range(instr.shape[0]):
+        per[:] = 0.0
+        for j in range(order.shape[0]):
+            per[job_slot[j]] += instr[i, order[j]]
+        for u in range(U):
+            m = per[u * W]
+            for w in range(1, W):
+                if per[u * W + w] > m:
+                    m = per[u * W + w]
+            out[i, u] = W * m + launch
 
 
 def _max_last(x):
