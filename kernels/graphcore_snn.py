@@ -48,8 +48,9 @@ from __future__ import annotations
 import numpy as np
 
 from .codelet import register
-from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, deal_jobs, deal_sample_grid, deal_vertices,
-                   multi_vertex_cycles)
+from ._jit import njit, numba_loaded
+from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, _deal_plan, deal_jobs, deal_sample_grid,
+                   deal_vertices, multi_vertex_cycles)
 
 # --------------------------------------------------------------------------- F3 state update
 # LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), n == 2
@@ -388,7 +389,41 @@ def reduce_stage1_cycles(vertex_tiles, inputs, active, tile: Tile):
 
 
 def _reduce_stage1_cost(tiles, g, work, tile):
-    return reduce_stage1_cycles(tiles, g["inputs"], work["active"], tile)
+    """``active`` per vertex, or the input list's ``in_listed`` per sample: a vertex is active
+    when its list slot is below its sample's count (``slot < in_listed[sample]``)."""
+    if "active" in work:
+        return reduce_stage1_cycles(tiles, g["inputs"], work["active"], tile)
+    listed = np.asarray(work["in_listed"])
+    if listed.ndim == 2 and numba_loaded():  # a loop's iterations: gate, sum and deal in one compiled pass
+        order, uniq, _, _, _, _, job_slot = _deal_plan(np.asarray(tiles), tile.workers)
+        setup, per_active = _reduce_stage1_affine(g["inputs"])
+        out = np.empty((listed.shape[0], uniq.size))
+        _reduce_stage1_rows(setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS), per_active,
+                            np.asarray(g["slot"], dtype=np.int64), np.asarray(g["sample"], dtype=np.int64),
+                            listed.astype(np.int64), order, job_slot, uniq.size, tile.workers,
+                            float(tile.vertex_launch_cycles), out)
+        return uniq, out
+    active = (g["slot"] < listed[..., g["sample"]]).astype(np.int64)
+    return reduce_stage1_cycles(tiles, g["inputs"], active, tile)
+
+
+@njit(cache=True)
+def _reduce_stage1_rows(base, per_active, slot, sample, listed, order, job_slot, U, W, launch, out):
+    """``deal_jobs`` of ``base + active * per_active`` with ``active = slot < listed[i, sample]``,
+    per iteration i, without the ``[iterations, vertices]`` arrays (same sums, same order)."""
+    per = np.zeros(U * W)
+    for i in range(listed.shape[0]):
+        per[:] = 0.0
+        for j in range(order.shape[0]):
+            v = order[j]
+            a = 1.0 if slot[v] < listed[i, sample[v]] else 0.0
+            per[job_slot[j]] += base[v] + a * per_active[v]
+        for u in range(U):
+            m = per[u * W]
+            for w in range(1, W):
+                if per[u * W + w] > m:
+                    m = per[u * W + w]
+            out[i, u] = W * m + launch
 
 
 # --------------------------------------------------------------------------- Keras sparse2dense

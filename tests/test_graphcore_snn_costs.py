@@ -457,3 +457,18 @@ def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
     t, c = CODELETS["popops.copy"].cost(np.array([3, 4]), {"elements": e, "regions": r}, {}, tile)
     np.testing.assert_array_equal(c, poplibs.copy_cycles(e, r, np.array([4, 4]), tile))
     assert CODELETS["popops.copy"].static and CODELETS["popops.copy"].footprint([0, 2])[1] > 0
+
+
+def test_reduce_stage1_from_per_sample_counts_equals_per_vertex_active():
+    """The route's ``in_listed`` form (per sample; compiled over a loop's iterations where numba
+    is loaded) costs exactly what the per-vertex ``active`` form costs."""
+    import numba  # noqa: F401
+    rng = np.random.default_rng(3)
+    V, B, K = 300, 6, 5
+    tiles = rng.integers(0, 20, V)
+    g = {"inputs": rng.choice([3, 5, 8, 24], V), "sample": rng.integers(0, B, V), "slot": rng.integers(0, K, V)}
+    listed = rng.integers(0, K + 1, (9, B))
+    got = _cost("gsnn.reduce_stage1", tiles, g, {"in_listed": listed})
+    for i in range(9):
+        want = _cost("gsnn.reduce_stage1", tiles, g, {"active": (g["slot"] < listed[i, g["sample"]]).astype(int)})
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1][i], want[1])

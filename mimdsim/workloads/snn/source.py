@@ -104,7 +104,7 @@ class _Source:
         if g["stage"] != 1:
             return {}
         in_listed = self._input_list_len(vs.layer, t, 1)
-        return {"active": (g["slot"] < in_listed[..., g["sample"]]).astype(np.int64)}
+        return {"in_listed": in_listed}  # per sample: the cost route gates each (sample, slot) vertex
 
     def published_grad_copies(self, vs, t):
         return self.grad_copies_reduce(vs, t)
