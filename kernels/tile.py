@@ -105,6 +105,26 @@ def _deal_plan(job_tiles: np.ndarray, workers: int):
     hit = _PLANS.get(key)
     if hit is not None and hit[0]() is job_tiles:
         return hit[1]
+    # the same layout in another program (another number of timesteps): by content
+    content = (job_tiles.tobytes(), job_tiles.dtype.str, workers)
+    plan = _PLANS_BY_CONTENT.get(content)
+    if plan is None:
+        plan = _PLANS_BY_CONTENT[content] = _make_plan(job_tiles, workers)
+        if len(_PLANS_BY_CONTENT) > 1024:
+            _PLANS_BY_CONTENT.clear()
+    try:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        _PLANS[key] = (weakref.ref(job_tiles), plan)
+    except TypeError:  # not weak-referenceable: no caching
+        pass
+    return plan
+
+
+_PLANS_BY_CONTENT: dict = {}
+
+
+def _make_plan(job_tiles: np.ndarray, workers: int):
     order = np.argsort(job_tiles, kind="stable")
     t = job_tiles[order]
     uniq, start = np.unique(t, return_index=True)
@@ -116,14 +136,7 @@ def _deal_plan(job_tiles: np.ndarray, workers: int):
     direct = used.size == t.size and bool((perm == np.arange(perm.size)).all())  # one job per slot, in order
     full = direct and used.size == uniq.size * workers  # ... and every slot used: a reshape
     job_slot = np.repeat(used, np.diff(np.append(first, perm.size)))  # slot of each job in grouped order
-    plan = (perm, uniq, used, first, direct, full, job_slot)  # jobs grouped by slot; each used slot's first job
-    try:
-        if len(_PLANS) > 4096:
-            _PLANS.clear()
-        _PLANS[key] = (weakref.ref(job_tiles), plan)
-    except TypeError:  # not weak-referenceable: no caching
-        pass
-    return plan
+    return perm, uniq, used, first, direct, full, job_slot  # jobs grouped by slot; each used slot's first job
 
 
 def deal_jobs(job_tiles, job_instr, tile: Tile):

@@ -26,13 +26,28 @@ def exchange_code(program: Program) -> TensorAlloc:
     counts = np.zeros(program.system.tiles, dtype=np.int64)
     for step in program.supersteps():
         for tr in step.exchange:
-            moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
-            n = counts.size + 1  # one send per (group, src) pair: a 1-D key, src = -1 (host) included
-            send = np.unique(tr.group[moved].astype(np.int64) * n + (tr.src[moved] + 1)) % n - 1
-            counts += np.bincount(send[send >= 0], minlength=counts.size)
-            counts += np.bincount(tr.dst[moved], minlength=counts.size)
+            counts += _message_counts(tr, counts.size)
     tiles = np.flatnonzero(counts)
     return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
+
+
+_COUNTS: dict = {}  # per transfer content: programs of one batch size share their exchanges
+
+
+def _message_counts(tr, tiles: int) -> np.ndarray:
+    """Messages each tile sends (one per multicast group) or receives in one transfer."""
+    key = (tr.src.tobytes(), tr.dst.tobytes(), tr.group.tobytes(), tr.src.dtype.str, tr.dst.dtype.str,
+           tr.group.dtype.str, tiles)
+    hit = _COUNTS.get(key)
+    if hit is None:
+        moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
+        n = tiles + 1  # one send per (group, src) pair: a 1-D key, src = -1 (host) included
+        send = np.unique(tr.group[moved].astype(np.int64) * n + (tr.src[moved] + 1)) % n - 1
+        hit = np.bincount(send[send >= 0], minlength=tiles) + np.bincount(tr.dst[moved], minlength=tiles)
+        if len(_COUNTS) > 4096:
+            _COUNTS.clear()
+        _COUNTS[key] = hit
+    return hit
 
 
 def add_code(program: Program) -> None:
