@@ -398,26 +398,26 @@ def _reduce_stage1_cost(tiles, g, work, tile):
         order, uniq, _, _, _, _, job_slot = _deal_plan(np.asarray(tiles), tile.workers)
         setup, per_active = _reduce_stage1_affine(g["inputs"])
         out = np.empty((listed.shape[0], uniq.size))
-        _reduce_stage1_rows(setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS), per_active,
-                            np.asarray(g["slot"], dtype=np.int64), np.asarray(g["sample"], dtype=np.int64),
-                            listed.astype(np.int64), order, job_slot, uniq.size, tile.workers,
-                            float(tile.vertex_launch_cycles), out)
+        base = setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS)
+        _reduce_stage1_rows(base[order], per_active[order], np.asarray(g["slot"], dtype=np.int64)[order],
+                            np.asarray(g["sample"], dtype=np.int64)[order], listed.astype(np.int64), job_slot,
+                            uniq.size, tile.workers, float(tile.vertex_launch_cycles), out)
         return uniq, out
     active = (g["slot"] < listed[..., g["sample"]]).astype(np.int64)
     return reduce_stage1_cycles(tiles, g["inputs"], active, tile)
 
 
 @njit(cache=True)
-def _reduce_stage1_rows(base, per_active, slot, sample, listed, order, job_slot, U, W, launch, out):
+def _reduce_stage1_rows(base, per_active, slot, sample, listed, job_slot, U, W, launch, out):
     """``deal_jobs`` of ``base + active * per_active`` with ``active = slot < listed[i, sample]``,
-    per iteration i, without the ``[iterations, vertices]`` arrays (same sums, same order)."""
+    per iteration i, without the ``[iterations, vertices]`` arrays (same sums, same order; the
+    vertex arrays come in the deal plan's grouped order)."""
     per = np.zeros(U * W)
     for i in range(listed.shape[0]):
         per[:] = 0.0
-        for j in range(order.shape[0]):
-            v = order[j]
-            a = 1.0 if slot[v] < listed[i, sample[v]] else 0.0
-            per[job_slot[j]] += base[v] + a * per_active[v]
+        for j in range(job_slot.shape[0]):
+            a = 1.0 if slot[j] < listed[i, sample[j]] else 0.0
+            per[job_slot[j]] += base[j] + a * per_active[j]
         for u in range(U):
             m = per[u * W]
             for w in range(1, W):

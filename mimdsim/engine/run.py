@@ -18,6 +18,7 @@ or workload. A workload adds its own report sections (layers, placement, notes).
 """
 from __future__ import annotations
 
+import copy
 from typing import Protocol
 
 import numpy as np
@@ -264,12 +265,15 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
         else:
             costs.step(step, None)
     system = program.system
-    used = program.tile_bytes()
+    memo = program.static_costs.get("memory")  # the memory plan is static: summarised once per program
+    if memo is None or memo[0] != len(program.tensors):
+        memo = program.static_costs["memory"] = (len(program.tensors), memory_summary(program), program.tile_bytes())
+    _, summary, used = memo
     return Report(architecture=system.name, platform="mimd", model=program.meta.model,
                   mode=f"{source.mode}-driven" if source is not None else "analytical",
                   timesteps=program.timesteps, batch_size=program.batch_size, clock_hz=system.chip.clock_hz,
-                  cycles=costs.cycles, steps=costs.per_step, memory=memory_summary(program),
-                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used)
+                  cycles=costs.cycles, steps=costs.per_step, memory=copy.deepcopy(summary),
+                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used.copy())
 
 
 def memory_summary(program: Program) -> dict:

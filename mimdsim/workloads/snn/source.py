@@ -76,7 +76,12 @@ class _Source:
         g = vs.geometry
         found = self._found[vs.layer]  # [B, 2, W] (or [I, B, 2, W])
         per_tile = np.zeros(found.shape[:-1] + (g["spread"],), dtype=np.int64)
-        np.add.at(per_tile, (Ellipsis, g["worker_tile"]), found)
+        wt = np.asarray(g["worker_tile"])
+        if wt.size and np.all(wt[1:] >= wt[:-1]):  # workers grouped by tile (as the op deals them)
+            tiles, start = np.unique(wt, return_index=True)
+            per_tile[..., tiles] = np.add.reduceat(found, start, axis=-1)
+        else:
+            np.add.at(per_tile, (Ellipsis, wt), found)
         copied = np.minimum(per_tile, g["cap_tile"])
         return {"copied": copied.reshape(found.shape[:-3] + (-1,))}
 
