@@ -228,23 +228,20 @@ def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
     """
     B, n = dI.shape
     tiles = tile_starts.shape[0] - 1
+    prod = np.empty(n, dtype=P.dtype)
     for b in range(B):
         for k in range(P.shape[1]):
             for p in range(tiles):
                 P[b, k, p] = 0
         for k in range(in_listed[b]):
             row = W[in_ids[b, k]]
-            p = 0
-            end = tile_starts[1]
-            s = row[0] * 0
-            for i in range(n):
-                if i == end:
-                    P[b, k, p] = s
-                    p += 1
-                    end = tile_starts[p + 1]
-                    s = row[0] * 0
-                s += row[i] * dI[b, i]
-            P[b, k, p] = s
+            for i in range(n):  # the products (vectorised), then each tile's sum in index order from zero
+                prod[i] = row[i] * dI[b, i]
+            for p in range(tiles):
+                s = row[0] * 0
+                for i in range(tile_starts[p], tile_starts[p + 1]):
+                    s += prod[i]
+                P[b, k, p] = s
 
 
 # Instruction counts per sample (see docs/cost-model.md).
