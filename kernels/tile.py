@@ -125,13 +125,18 @@ _PLANS_BY_CONTENT: dict = {}
 
 
 def _make_plan(job_tiles: np.ndarray, workers: int):
-    order = np.argsort(job_tiles, kind="stable")
+    ascending = bool(np.all(job_tiles[1:] >= job_tiles[:-1]))  # the usual layout: no sort needed
+    order = np.arange(job_tiles.size) if ascending else np.argsort(job_tiles, kind="stable")
     t = job_tiles[order]
-    uniq, start = np.unique(t, return_index=True)
+    start = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))  # np.unique(t, return_index=True)
+    uniq = t[start]
     rank = np.arange(t.size) - np.repeat(start, np.diff(np.append(start, t.size)))
-    slot = np.searchsorted(uniq, t) * workers + rank % workers  # (tile, worker) of each job, tile order
-    by_slot = np.argsort(slot, kind="stable")
-    used, first = np.unique(slot[by_slot], return_index=True)
+    slot = np.repeat(np.arange(uniq.size), np.diff(np.append(start, t.size))) * workers + rank % workers
+    increasing = bool(np.all(slot[1:] > slot[:-1]))  # at most `workers` jobs per tile: slots already grouped
+    by_slot = np.arange(slot.size) if increasing else np.argsort(slot, kind="stable")
+    s = slot[by_slot]
+    first = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))  # np.unique(s, return_index=True)
+    used = s[first]
     perm = order[by_slot]
     direct = used.size == t.size and bool((perm == np.arange(perm.size)).all())  # one job per slot, in order
     full = direct and used.size == uniq.size * workers  # ... and every slot used: a reshape

@@ -66,7 +66,10 @@ def exchange_cost(transfers, system) -> ExchangeCost:
         np.add.at(send, src[on], nbytes[on])
         # supertile pairing: the partner receives the same group too
         partner_tile = dst ^ 1
-        paired = np.isin(group * n + partner_tile, group * n + dst) & (partner_tile < n)
+        keys = np.sort(group * n + dst)  # np.isin(group * n + partner_tile, group * n + dst), by one sort
+        want = group * n + partner_tile
+        at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+        paired = (keys[at] == want) & (partner_tile < n)
         np.add.at(recv, dst, np.where(paired, nbytes / chip.exchange_broadcast_bytes_per_cycle,
                                       nbytes / chip.exchange_recv_bytes_per_cycle))
         # cross-chip: a group crosses once per destination chip, out of the source chip and into dst chip
