@@ -76,8 +76,12 @@ class _Costs:
     def compute(self, step: Superstep, works: dict, iterations: int | None):
         """Compute cycles of ``step`` on the tiles it uses: ``(tiles, cycles)`` with cycles
         ``[len(tiles)]``, or ``[iterations, len(tiles)]`` when ``works[id(vs)]`` holds one work
-        dict per loop iteration (still ``[len(tiles)]`` when every codelet of the step is static). A codelet's tiles depend on its geometry only, so the union of
-        a superstep's tiles and each vertex set's place in it are computed once."""
+        dict per loop iteration (still ``[len(tiles)]`` when every codelet of the step is static,
+        whose result is kept with the program). A codelet's tiles depend on its geometry only, so
+        the union of a superstep's tiles and each vertex set's place in it are computed once."""
+        done = self.static.get(("step", id(step)))
+        if done is not None:
+            return done
         parts, dynamic = [], False
         for vs in step.compute:
             c = codelet(vs.codelet)
@@ -111,6 +115,9 @@ class _Costs:
                 local[..., p] += cyc
             else:
                 np.add.at(local, (Ellipsis, p), cyc)
+        if not dynamic:
+            local.flags.writeable = False  # shared by every run of the program
+            self.static[("step", id(step))] = (union, local)
         return union, local
 
     def exchange_of(self, step: Superstep) -> tuple[float, float]:
