@@ -65,12 +65,13 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         os.chdir(d)
         run_serial(make(d, "warm", WARM))  # numba cache load on another shape
-        rates = []
+        rates, cpu_rates = [], []
         for r in range(args.repeats):
             sw = make(d, f"serial{r}")
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             run_serial(sw)
             rates.append(len(sw.points) / (time.perf_counter() - t0))
+            cpu_rates.append(len(sw.points) / (time.process_time() - c0))
         n = len(sw.points)
         sub = make(d, "whole12")
         run_serial(sub, limit=12)
@@ -90,7 +91,8 @@ def main():
         print(f"{n} points (default model, rate-driven, timesteps x batch x activity, 12 shapes), "
               f"{os.cpu_count()} cores, serial")
         print(f"serial sweep: {statistics.median(rates):.1f} points/s median of {args.repeats} "
-              f"(runs: {', '.join(f'{x:.1f}' for x in rates)}; the first compiles every shape)")
+              f"(runs: {', '.join(f'{x:.1f}' for x in rates)}; the first compiles every shape); per CPU second "
+              f"{statistics.median(cpu_rates):.1f} (runs: {', '.join(f'{x:.1f}' for x in cpu_rates)})")
         print(f"12 points, programs cached: whole-loop {t_whole * 1e3:.1f} ms/point, per-iteration "
               f"{t_base * 1e3:.1f} ms/point: ratio {t_whole / t_base:.2f}; identical results: {same}")
         if not same:
