@@ -531,6 +531,39 @@ def spike_generation(U, theta1, theta2, K, spread, workers_per_tile=6):
             "width": width, "Kw": Kw, "Kc": Kc}
 
 
+@njit(cache=True)
+def scan_hits(U, theta1, theta2, bounds, cap, hits, scanned):
+    """F6's work per (sample, threshold, worker) in one pass over ``U[B, N]``: ``hits`` in the
+    worker's range ``bounds[w]:bounds[w + 1]`` (threshold 0: U > theta1; 1: theta2 < U <= theta1)
+    and ``scanned``, the range's width, or up to the ``cap``-th hit where the worker stops
+    (``cap[b or 0, th, w]`` >= 1). What ``spike_generation`` counts, without its flag arrays."""
+    B = U.shape[0]
+    W = bounds.shape[0] - 1
+    for b in range(B):
+        cb = b if cap.shape[0] > 1 else 0
+        for w in range(W):
+            n0 = 0
+            n1 = 0
+            s0 = bounds[w + 1] - bounds[w]
+            s1 = s0
+            c0 = cap[cb, 0, w]
+            c1 = cap[cb, 1, w]
+            for i in range(bounds[w], bounds[w + 1]):
+                u = U[b, i]
+                if u > theta1[i]:
+                    n0 += 1
+                    if n0 == c0:
+                        s0 = i - bounds[w] + 1
+                elif u > theta2[i]:
+                    n1 += 1
+                    if n1 == c1:
+                        s1 = i - bounds[w] + 1
+            hits[b, 0, w] = n0
+            hits[b, 1, w] = n1
+            scanned[b, 0, w] = s0
+            scanned[b, 1, w] = s1
+
+
 # --------------------------------------------------------------------------- registration
 # code_bytes: estimates, 4 B per instruction of the compiled body of every variant the
 # codelet name covers, plus the soft-double routines where they are called (docs/cost-model.md).

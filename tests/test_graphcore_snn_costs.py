@@ -472,3 +472,27 @@ def test_reduce_stage1_from_per_sample_counts_equals_per_vertex_active():
     for i in range(9):
         want = _cost("gsnn.reduce_stage1", tiles, g, {"active": (g["slot"] < listed[i, g["sample"]]).astype(int)})
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1][i], want[1])
+
+
+def test_scan_hits_equals_the_flag_counts():
+    """The compiled scan work (one pass over U) equals the counts from the flag arrays,
+    including workers that stop at their cap."""
+    from types import SimpleNamespace
+
+    from kernels.graphcore_snn import scan_hits
+    from mimdsim.workloads.snn.source import _scan_work_from_flags
+    rng = np.random.default_rng(1)
+    B, n = 7, 61
+    U = rng.normal(0.9, 0.2, (B, n)).astype(np.float32)
+    th1, th2 = np.full(n, 1.0, np.float32), np.full(n, 0.9, np.float32)
+    bounds = np.array([0, 11, 21, 31, 41, 51, 61])
+    for cap in (np.full((1, 2, 6), 2), rng.integers(1, 6, (B, 2, 6))):
+        vs = SimpleNamespace(layer=1, geometry={"bounds": bounds, "cap": cap.ravel() if cap.shape[0] > 1 else
+                                                np.broadcast_to(cap, (1, 2, 6)).ravel()})
+        src = SimpleNamespace(_found={})
+        flags = np.stack([U > th1, (U > th2) & (U <= th1)], axis=1)
+        want = _scan_work_from_flags(src, vs, flags)
+        hits, scanned = np.empty((B, 2, 6), np.int64), np.empty((B, 2, 6), np.int64)
+        scan_hits(U, th1, th2, bounds, cap.astype(np.int64), hits, scanned)
+        assert np.array_equal(np.minimum(hits, cap).ravel(), want["found"])
+        assert np.array_equal(scanned.ravel(), want["scanned"])

@@ -16,7 +16,7 @@ from kernels import bptt, lif, loss as loss_k, reduce, spikes
 from kernels.tile import worker_of_sample
 
 from kernels import CODELETS
-from kernels.graphcore_snn import spike_generation
+from kernels.graphcore_snn import scan_hits, spike_generation
 
 from ...program import Program, VertexSet
 
@@ -398,6 +398,15 @@ class ExecutionSource(_Source):
         spikes.spike_lists_per_neuron(U, p["theta"], p["theta2"], K, n, n, False, 0, self.ids[l][t], cnt, drop,
                                       flagged)
         self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
+        bounds = np.asarray(vs.geometry["bounds"], dtype=np.int64)
+        W = bounds.size - 1
+        cap = np.asarray(vs.geometry["cap"], dtype=np.int64).reshape(-1, 2, W)
+        if cap.min() >= 1:  # one compiled pass over U: the same counts as the flags below
+            hits, scanned = np.empty((B, 2, W), dtype=np.int64), np.empty((B, 2, W), dtype=np.int64)
+            scan_hits(U, p["theta"], p["theta2"], bounds, cap, hits, scanned)
+            found = np.minimum(hits, cap)
+            self._found[l] = found
+            return {"found": found.ravel(), "scanned": scanned.ravel()}
         flags = np.stack([U > p["theta"], (U > p["theta2"]) & (U <= p["theta"])], axis=1)  # [B, 2, n]
         return _scan_work_from_flags(self, vs, flags)
 
