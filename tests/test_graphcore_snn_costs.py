@@ -486,9 +486,8 @@ def test_scan_hits_equals_the_flag_counts():
     U = rng.normal(0.9, 0.2, (B, n)).astype(np.float32)
     th1, th2 = np.full(n, 1.0, np.float32), np.full(n, 0.9, np.float32)
     bounds = np.array([0, 11, 21, 31, 41, 51, 61])
-    for cap in (np.full((1, 2, 6), 2), rng.integers(1, 6, (B, 2, 6))):
-        vs = SimpleNamespace(layer=1, geometry={"bounds": bounds, "cap": cap.ravel() if cap.shape[0] > 1 else
-                                                np.broadcast_to(cap, (1, 2, 6)).ravel()})
+    for cap in (np.full((B, 2, 6), 2), rng.integers(1, 6, (B, 2, 6))):
+        vs = SimpleNamespace(layer=1, geometry={"bounds": bounds, "cap": cap.ravel()})
         src = SimpleNamespace(_found={})
         flags = np.stack([U > th1, (U > th2) & (U <= th1)], axis=1)
         want = _scan_work_from_flags(src, vs, flags)
