@@ -210,14 +210,29 @@ def alpha_backward(dm, de, dh, dS, ids, listed, dSd, u, m_prev, e_prev, h_prev, 
 
 @njit(cache=True)
 def weight_grad(dW_copies, worker, in_ids, in_spikes, dI):
-    """Add ``dI[b]`` into row j of worker ``worker[b]``'s copy for each input spike j."""
+    """Add ``dI[b]`` into row j of worker ``worker[b]``'s copy for each input spike j.
+
+    The updates are applied in (copy, row) order — a stable sort of the (sample, spike) order,
+    so each row still receives its samples' adds in sample order (the same float32 sums) — and
+    the copies are walked through in address order rather than at random."""
     B, n = dI.shape
+    rows = dW_copies.shape[1]
+    total = 0
     for b in range(B):
-        w = worker[b]
+        total += in_spikes[b]
+    keys = np.empty(total, dtype=np.int64)
+    sample = np.empty(total, dtype=np.int64)
+    e = 0
+    for b in range(B):
         for k in range(in_spikes[b]):
-            row = dW_copies[w, in_ids[b, k]]
-            for i in range(n):
-                row[i] += dI[b, i]
+            keys[e] = worker[b] * rows + in_ids[b, k]
+            sample[e] = b
+            e += 1
+    for e in np.argsort(keys, kind="mergesort"):
+        b = sample[e]
+        row = dW_copies[worker[b], keys[e] - worker[b] * rows]
+        for i in range(n):
+            row[i] += dI[b, i]
 
 
 @njit(cache=True)
