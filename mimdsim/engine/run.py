@@ -178,15 +178,17 @@ class _Costs:
             if progress is not None:
                 progress(done + len(ts), total)
         else:
-            works = {}
+            work = self.source.work
+            flat = [(vs, None if codelet(vs.codelet).static else []) for s in loop.body
+                    if not isinstance(s, Launch) for vs in s.compute]
             for i, t in enumerate(ts):  # the numerics, in program order
-                for s in loop.body:
-                    for vs in (() if isinstance(s, Launch) else s.compute):
-                        w = self.source.work(vs, t)
-                        if not codelet(vs.codelet).static:
-                            works.setdefault(id(vs), []).append(w)
+                for vs, kept in flat:
+                    w = work(vs, t)
+                    if kept is not None:
+                        kept.append(w)
                 if progress is not None:
                     progress(done + i + 1, total)
+            works = {id(vs): kept for vs, kept in flat if kept is not None}
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
         if self.timeline is not None:  # one record per execution
             for i, t in enumerate(ts):

@@ -53,17 +53,25 @@ class _Source:
         self.specs = plan.structure.layers
         self.stats = SpikeStats(self.T, self.B, self.L)
         self._found = {}  # published schedule: ids each scan worker found, per layer [B, 2, W]
+        self._methods = {}  # id(vertex set) -> the method that answers it
         self.loss = None
         self.grads = None
 
     def work(self, vs: VertexSet, t):
+        method = self._methods.get(id(vs))
+        if method is None:
+            method = self._methods[id(vs)] = self._method(vs)
+        return method(vs, t)
+
+    def _method(self, vs: VertexSet):
+        """The method that answers ``vs`` (looked up once per vertex set)."""
         role = vs.geometry.get("role")
         if role is not None:
-            return getattr(self, role)(vs, t)
+            return getattr(self, role)
         method = getattr(self, vs.codelet, None)
         if method is None and CODELETS[vs.codelet].static:  # no numerics and no work counts
-            return {}
-        return method(vs, t)
+            return _no_work
+        return method
 
     # ---- the published schedule's vertex sets: the same numerics, work counts per vertex
     # (``t`` may also be an array of iterations: the rate source's whole-loop path, leading axis)
@@ -165,6 +173,10 @@ class _Source:
 
     def _a2a(self, l):
         return self.specs is not None and self.specs[l - 1].recurrence == "all-to-all"
+
+
+def _no_work(vs, t):
+    return {}
 
 
 def _previous(arr, ts):
