@@ -21,11 +21,9 @@ the small counts that occur; each conditional binomial is then one uniform draw 
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from kernels._jit import njit
+from kernels._jit import njit, numba_loaded
 
 TABLE_N = 64  # counts up to this use the tabulated inversion constants
 
@@ -173,7 +171,7 @@ def scan_draws(rng, ts, sizes, activity, candidate, silent_before, widths_list, 
     """The scan draws of a loop (see :func:`_scan_draws`): returns ``(s, c, hits)`` per layer,
     ``s``/``c`` ``[I, B]`` and ``hits`` ``[I, B, 2, W_layer]``. Compiled where numba is loaded
     already, else by numpy (the same numbers)."""
-    if "numba" not in sys.modules:
+    if not numba_loaded():
         return scan_draws_numpy(rng, ts, sizes, activity, candidate, silent_before, widths_list, B)
     _bind_numba()
     nk, I = len(sizes), len(ts)
