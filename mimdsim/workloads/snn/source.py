@@ -54,6 +54,7 @@ class _Source:
         self.stats = SpikeStats(self.T, self.B, self.L)
         self._found = {}  # published schedule: ids each scan worker found, per layer [B, 2, W]
         self._methods = {}  # id(vertex set) -> the method that answers it
+        self._grouped = {}  # id(vertex set) -> (tiles, first worker) of a tile combine
         self.loss = None
         self.grads = None
 
@@ -85,8 +86,12 @@ class _Source:
         found = self._found[vs.layer]  # [B, 2, W] (or [I, B, 2, W])
         per_tile = np.zeros(found.shape[:-1] + (g["spread"],), dtype=np.int64)
         wt = np.asarray(g["worker_tile"])
-        if wt.size and np.all(wt[1:] >= wt[:-1]):  # workers grouped by tile (as the op deals them)
-            tiles, start = np.unique(wt, return_index=True)
+        grouped = self._grouped.get(id(vs))
+        if grouped is None:  # workers grouped by tile (as the op deals them): their tiles and first workers
+            grouped = self._grouped[id(vs)] = (np.unique(wt, return_index=True)
+                                               if wt.size and np.all(wt[1:] >= wt[:-1]) else ())
+        if grouped:
+            tiles, start = grouped
             per_tile[..., tiles] = np.add.reduceat(found, start, axis=-1)
         else:
             np.add.at(per_tile, (Ellipsis, wt), found)
@@ -99,7 +104,7 @@ class _Source:
         return {"copied": listed, "second_pass": (kept < self.capacities[l]).astype(np.int64)}
 
     def published_surrogate(self, vs, t):
-        return {"listed": np.asarray(self.scatter(vs, t)["listed"])[..., vs.geometry["sample"]]}
+        return {"listed": np.asarray(self.scatter(vs, t, own=False)["listed"])[..., vs.geometry["sample"]]}
 
     def published_weight_grad(self, vs, t):
         g = vs.geometry
@@ -474,7 +479,9 @@ class ExecutionSource(_Source):
             dS = dS + np.where(live, self.readout.activity_l1, 0).astype(self.dt)
         return dS, ids, listed, live
 
-    def scatter(self, vs, t):
+    def scatter(self, vs, t, own=True):
+        """The surrogate-gradient scatter; ``own=False``: without the per-tile split of the list
+        (the published vertex reads the list length only)."""
         l = vs.layer
         spec, p, dt, B = self.specs[l - 1], self.p[l], self.dt, self.B
         n = self.sizes[l]
@@ -535,6 +542,8 @@ class ExecutionSource(_Source):
         b = np.broadcast_to(np.arange(B)[:, None], ids.shape)
         if vs.geometry.get("dense"):
             return {}
+        if not own:
+            return {"listed": listed}
         own = np.zeros((pl.tiles, B), dtype=np.int64)
         np.add.at(own, (pl.local_tile(ids[live]), b[live]), 1)
         return {"listed": listed, "own_listed": own}
@@ -558,7 +567,7 @@ class ExecutionSource(_Source):
         else:
             listed = self._input_list_len(l, t, 1)
             W, in_ids, K = self.W[l - 1], self._in_list(l, t), self.capacities[l - 1]
-        P = np.zeros((self.B, K, pl.tiles), dtype=self.dt)
+        P = np.empty((self.B, K, pl.tiles), dtype=self.dt)  # the kernel zeroes every slot
         bptt.input_grad_partials(W, in_ids, listed, self.dI[l], pl.neuron_starts, P)
         if self.fp16:
             _round16(P)
@@ -764,7 +773,7 @@ class RateSource(_Source):
     def count_spikes(self, vs, t):
         return {"spikes": self.stats.kept[vs.layer][t]}
 
-    def scatter(self, vs, t):
+    def scatter(self, vs, t, own=True):
         l = vs.layer
         if vs.geometry.get("dense"):
             return {}
