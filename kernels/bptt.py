@@ -21,7 +21,7 @@ reduced over the tiles (``kernels.reduce``) into the previous layer's dS.
 """
 from __future__ import annotations
 
-import numba
+from ._jit import njit
 import numpy as np
 
 from . import surrogate as _sg
@@ -30,7 +30,7 @@ from .lif import NONE, SUBTRACT, ZERO
 from .tile import Tile, barrel_cycles, per_worker, per_worker_affine, vectors
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta):
     """Phase B of every backward codelet: for each listed id j of sample b,
     ``du[b, j] += sg(u - theta) * (dS[b, k] + dSd[b, j] + dm/dS[b, j])`` and the spike's
@@ -45,7 +45,7 @@ def _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dthet
             dtheta[j] -= g * tot
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta):
     """Phase A: ``du = dm/du|_S * dm`` and ``dm/dS * dm`` for a same-step reset
     (reset_delay=False, D = S - R): subtract ``m = u - D theta``; zero ``m = u - D u``."""
@@ -71,7 +71,7 @@ def _same_step_reset(dm, u, m_prev, theta, reset, in_grad, du, dmdS, dtheta):
                 dmdS[b, i] = zero
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _du_from_spikes(dm, dS, ids, listed, dSd, u, m_prev, theta, reset, reset_delay, in_grad, sgk, p1, p2,
                     du, dmdS, dtheta):
     """``du`` = dL/du[t]: the gradient carried into the membrane plus the listed ids' surrogate
@@ -88,7 +88,7 @@ def _du_from_spikes(dm, dS, ids, listed, dSd, u, m_prev, theta, reset, reset_del
     _scatter_listed(du, dS, ids, listed, dSd, dmdS, u, theta, sgk, p1, p2, dtheta)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def leaky_backward(dm, dS, ids, listed, dSd, u, m_prev, gain, decay, theta, reset, whole, reset_delay, in_grad,
                    sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
     """Backward step of the leaky (and Lapicque) neuron, in place.
@@ -126,7 +126,7 @@ def leaky_backward(dm, dS, ids, listed, dSd, u, m_prev, gain, decay, theta, rese
                     dtheta[i] -= x
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def synaptic_backward(dm, ds, dS, ids, listed, dSd, u, m_prev, gain, a, decay, theta, reset, reset_delay, in_grad,
                       sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
     """Backward step of the synaptic neuron, in place; ``ds`` carries ``alpha dL/ds[t+1]``::
@@ -155,7 +155,7 @@ def synaptic_backward(dm, ds, dS, ids, listed, dSd, u, m_prev, gain, a, decay, t
                 dtheta[i] -= x
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def alpha_backward(dm, de, dh, dS, ids, listed, dSd, u, m_prev, e_prev, h_prev, gain, a, bta, tau, dtau_dbeta, theta,
                    reset, in_grad, learn_beta, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta):
     """Backward step of the alpha neuron, in place. ``dm`` holds only a loss on the
@@ -208,19 +208,34 @@ def alpha_backward(dm, de, dh, dS, ids, listed, dSd, u, m_prev, e_prev, h_prev, 
             dh[b, i] = bta[i] * dhp + extra
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def weight_grad(dW_copies, worker, in_ids, in_spikes, dI):
-    """Add ``dI[b]`` into row j of worker ``worker[b]``'s copy for each input spike j."""
+    """Add ``dI[b]`` into row j of worker ``worker[b]``'s copy for each input spike j.
+
+    The updates are applied in (copy, row) order — a stable sort of the (sample, spike) order,
+    so each row still receives its samples' adds in sample order (the same float32 sums) — and
+    the copies are walked through in address order rather than at random."""
     B, n = dI.shape
+    rows = dW_copies.shape[1]
+    total = 0
     for b in range(B):
-        w = worker[b]
+        total += in_spikes[b]
+    keys = np.empty(total, dtype=np.int64)
+    sample = np.empty(total, dtype=np.int64)
+    e = 0
+    for b in range(B):
         for k in range(in_spikes[b]):
-            row = dW_copies[w, in_ids[b, k]]
-            for i in range(n):
-                row[i] += dI[b, i]
+            keys[e] = worker[b] * rows + in_ids[b, k]
+            sample[e] = b
+            e += 1
+    for e in np.argsort(keys, kind="mergesort"):
+        b = sample[e]
+        row = dW_copies[worker[b], keys[e] - worker[b] * rows]
+        for i in range(n):
+            row[i] += dI[b, i]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
     """Per-tile partial dot products ``P[b, k, p]`` (tile p holds neurons tile_starts[p]:[p+1]).
 
@@ -228,23 +243,29 @@ def input_grad_partials(W, in_ids, in_listed, dI, tile_starts, P):
     """
     B, n = dI.shape
     tiles = tile_starts.shape[0] - 1
+    prod = np.empty(n, dtype=P.dtype)
+    pairs = n == 2 * tiles and tile_starts[0] == 0
+    for p in range(tiles):
+        if tile_starts[p + 1] - tile_starts[p] != 2:
+            pairs = False
     for b in range(B):
         for k in range(P.shape[1]):
             for p in range(tiles):
                 P[b, k, p] = 0
         for k in range(in_listed[b]):
             row = W[in_ids[b, k]]
-            p = 0
-            end = tile_starts[1]
-            s = row[0] * 0
-            for i in range(n):
-                if i == end:
-                    P[b, k, p] = s
-                    p += 1
-                    end = tile_starts[p + 1]
-                    s = row[0] * 0
-                s += row[i] * dI[b, i]
-            P[b, k, p] = s
+            for i in range(n):  # the products (vectorised), then each tile's sum in index order from zero
+                prod[i] = row[i] * dI[b, i]
+            zero = row[0] * 0
+            if pairs:  # two neurons on every tile (the usual layout): a loop the compiler vectorises
+                for p in range(tiles):
+                    P[b, k, p] = (zero + prod[2 * p]) + prod[2 * p + 1]
+                continue
+            for p in range(tiles):
+                s = zero
+                for i in range(tile_starts[p], tile_starts[p + 1]):
+                    s += prod[i]
+                P[b, k, p] = s
 
 
 # Instruction counts per sample (see docs/cost-model.md).

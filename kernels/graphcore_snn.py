@@ -48,7 +48,9 @@ from __future__ import annotations
 import numpy as np
 
 from .codelet import register
-from .tile import Tile, WORKER_VERTEX_OVERHEAD, deal_sample_grid, deal_vertices, multi_vertex_cycles
+from ._jit import njit, numba_loaded
+from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, _deal_plan, deal_jobs, deal_sample_grid,
+                   deal_vertices, multi_vertex_cycles)
 
 # --------------------------------------------------------------------------- F3 state update
 # LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), n == 2
@@ -254,14 +256,22 @@ def weights_grad_instructions(n, samples, in_spikes):
         odd n:    busiest worker of the MultiVertex, m = ceil(n / 6) neurons:
                   WGS_SETUP + m (WGS_PER_NEURON + samples WGS_PER_SAMPLE + spikes WGS_PER_SPIKE)
     """
+    const, per_spike = _weights_grad_affine(n, samples)
+    return const + np.asarray(in_spikes, dtype=np.float64) * per_spike
+
+
+def _weights_grad_affine(n, samples):
+    """``(const, per_spike)`` per vertex: ``weights_grad_instructions = const + in_spikes * per_spike``
+    (the three variants above, regrouped; integer counts, so exactly equal)."""
     n = np.asarray(n)
     s = np.asarray(samples, dtype=np.float64)
-    k = np.asarray(in_spikes, dtype=np.float64)
-    two = WG_SETUP + s * WG_PER_SAMPLE + k * WG2_PER_SPIKE
-    multi = WGM_SETUP + s * WG_PER_SAMPLE + k * (WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR)
     m = -(-n // 6)
-    scalar = WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE + k * WGS_PER_SPIKE)
-    return np.where(n == 2, two, np.where(n % 2 == 0, multi, scalar))
+    const = np.where(n == 2, WG_SETUP + s * WG_PER_SAMPLE,
+                     np.where(n % 2 == 0, WGM_SETUP + s * WG_PER_SAMPLE,
+                              WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE)))
+    per_spike = np.where(n == 2, WG2_PER_SPIKE,
+                         np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR, m * WGS_PER_SPIKE))
+    return const.astype(np.float64), per_spike.astype(np.float64)
 
 
 def _by_kind(tiles, kind_mask, instr, tile, vertex_kind, multi_kind):
@@ -356,19 +366,64 @@ def reduce_stage1_instructions(inputs, active):
     vertex still launches and tests. ``CustomSparseReduceStage1FloatSIMD5`` (poplar_code.cpp,
     5 inputs) is not in CC; 5 inputs take the generic loop.
     """
+    setup, per_active = _reduce_stage1_affine(inputs)
+    return setup + np.asarray(active, dtype=np.float64) * per_active
+
+
+def _reduce_stage1_affine(inputs):
+    """``(setup, per_active)`` per vertex: ``reduce_stage1_instructions = setup + active * per_active``
+    (static per vertex; one multiply-add per iteration)."""
     e = np.asarray(inputs)
-    a = np.asarray(active, dtype=np.float64)
-    generic = RS_SETUP + a * (RS_ACTIVE + (e // 2) * RS_PER_VECTOR + (e % 2) * RS_PER_REMAINDER)
-    return np.where(e == 8, RS8_SETUP + a * RS8_ACTIVE, generic)
+    eight = e == 8
+    setup = np.where(eight, RS8_SETUP, RS_SETUP).astype(np.float64)
+    per_active = np.where(eight, RS8_ACTIVE, RS_ACTIVE + (e // 2) * RS_PER_VECTOR
+                          + (e % 2) * RS_PER_REMAINDER).astype(np.float64)
+    return setup, per_active
 
 
 def reduce_stage1_cycles(vertex_tiles, inputs, active, tile: Tile):
     """(tiles, cycles) of B9: ``reduce_stage1_instructions`` + vertex overhead, dealt to workers."""
-    return deal_vertices(vertex_tiles, reduce_stage1_instructions(inputs, active) + WORKER_VERTEX_OVERHEAD, tile)
+    setup, per_active = _reduce_stage1_affine(inputs)  # instructions + overhead + run in one pass
+    return deal_jobs(vertex_tiles, (setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS))
+                     + np.asarray(active, dtype=np.float64) * per_active, tile)
 
 
 def _reduce_stage1_cost(tiles, g, work, tile):
-    return reduce_stage1_cycles(tiles, g["inputs"], work["active"], tile)
+    """``active`` per vertex, or the input list's ``in_listed`` per sample: a vertex is active
+    when its list slot is below its sample's count (``slot < in_listed[sample]``)."""
+    if "active" in work:
+        return reduce_stage1_cycles(tiles, g["inputs"], work["active"], tile)
+    listed = np.asarray(work["in_listed"])
+    if listed.ndim == 2 and numba_loaded():  # a loop's iterations: gate, sum and deal in one compiled pass
+        order, uniq, _, _, _, _, job_slot = _deal_plan(np.asarray(tiles), tile.workers)
+        setup, per_active = _reduce_stage1_affine(g["inputs"])
+        out = np.empty((listed.shape[0], uniq.size))
+        base = setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS)
+        _reduce_stage1_rows(base[order], per_active[order], np.asarray(g["slot"], dtype=np.int64)[order],
+                            np.asarray(g["sample"], dtype=np.int64)[order], listed.astype(np.int64), job_slot,
+                            uniq.size, tile.workers, float(tile.vertex_launch_cycles), out)
+        return uniq, out
+    active = (g["slot"] < listed[..., g["sample"]]).astype(np.int64)
+    return reduce_stage1_cycles(tiles, g["inputs"], active, tile)
+
+
+@njit(cache=True)
+def _reduce_stage1_rows(base, per_active, slot, sample, listed, job_slot, U, W, launch, out):
+    """``deal_jobs`` of ``base + active * per_active`` with ``active = slot < listed[i, sample]``,
+    per iteration i, without the ``[iterations, vertices]`` arrays (same sums, same order; the
+    vertex arrays come in the deal plan's grouped order)."""
+    per = np.zeros(U * W)
+    for i in range(listed.shape[0]):
+        per[:] = 0.0
+        for j in range(job_slot.shape[0]):
+            a = 1.0 if slot[j] < listed[i, sample[j]] else 0.0
+            per[job_slot[j]] += base[j] + a * per_active[j]
+        for u in range(U):
+            m = per[u * W]
+            for w in range(1, W):
+                if per[u * W + w] > m:
+                    m = per[u * W + w]
+            out[i, u] = W * m + launch
 
 
 # --------------------------------------------------------------------------- Keras sparse2dense
@@ -474,6 +529,39 @@ def spike_generation(U, theta1, theta2, K, spread, workers_per_tile=6):
     return {"ids": ids, "num": np.stack([num0, num1], axis=1), "scanned": scanned, "found": found,
             "copied_tile": copied_tile, "copied": num1, "second_pass": (num0 < K).astype(np.int64),
             "width": width, "Kw": Kw, "Kc": Kc}
+
+
+@njit(cache=True)
+def scan_hits(U, theta1, theta2, bounds, cap, hits, scanned):
+    """F6's work per (sample, threshold, worker) in one pass over ``U[B, N]``: ``hits`` in the
+    worker's range ``bounds[w]:bounds[w + 1]`` (threshold 0: U > theta1; 1: theta2 < U <= theta1)
+    and ``scanned``, the range's width, or up to the ``cap``-th hit where the worker stops
+    (``cap[b or 0, th, w]`` >= 1). What ``spike_generation`` counts, without its flag arrays."""
+    B = U.shape[0]
+    W = bounds.shape[0] - 1
+    for b in range(B):
+        cb = b if cap.shape[0] > 1 else 0
+        for w in range(W):
+            n0 = 0
+            n1 = 0
+            s0 = bounds[w + 1] - bounds[w]
+            s1 = s0
+            c0 = cap[cb, 0, w]
+            c1 = cap[cb, 1, w]
+            for i in range(bounds[w], bounds[w + 1]):
+                u = U[b, i]
+                if u > theta1[i]:
+                    n0 += 1
+                    if n0 == c0:
+                        s0 = i - bounds[w] + 1
+                elif u > theta2[i]:
+                    n1 += 1
+                    if n1 == c1:
+                        s1 = i - bounds[w] + 1
+            hits[b, 0, w] = n0
+            hits[b, 1, w] = n1
+            scanned[b, 0, w] = s0
+            scanned[b, 1, w] = s1
 
 
 # --------------------------------------------------------------------------- registration

@@ -20,7 +20,7 @@ One vertex per neuron tile; the batch is split over the workers in contiguous bl
 """
 from __future__ import annotations
 
-import numba
+from ._jit import njit
 import numpy as np
 
 from .codelet import register
@@ -32,7 +32,7 @@ SUBTRACT, ZERO, NONE = 0, 1, 2
 RESET_CODES = {"subtract": SUBTRACT, "zero": ZERO, "none": NONE}
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def gather_rows(W, ids, counts, out, accumulate):
     """``out[b] (+)= sum_{k < counts[b]} W[ids[b, k]]``: the sparse-binary x dense product."""
     B, n = out.shape
@@ -46,7 +46,7 @@ def gather_rows(W, ids, counts, out, accumulate):
                 out[b, i] += row[i]
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _carried(x, R, th, reset, reset_delay, one, zero):
     """The membrane carried to the next step: ``x`` itself with the delayed reset (or no
     reset); with ``reset_delay=False`` the reset of this step's own spike, D = S - R."""
@@ -56,7 +56,7 @@ def _carried(x, R, th, reset, reset_delay, one, zero):
     return x - D * th if reset == SUBTRACT else x - D * x
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, u, m):
     """Leaky (and Lapicque) update of ``[B, n]``: ``u`` before, ``m`` after a same-step reset."""
     B, n = I.shape
@@ -82,7 +82,7 @@ def leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, u, m)
             m[b, i] = _carried(x, R, th, reset, reset_delay, one, zero)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def synaptic_update(I, gain, s_prev, m_prev, a, decay, theta, reset, reset_delay, s, u, m):
     """Synaptic update: ``s = alpha s + J``, then the membrane (reset zero keeps s)."""
     B, n = I.shape
@@ -105,7 +105,7 @@ def synaptic_update(I, gain, s_prev, m_prev, a, decay, theta, reset, reset_delay
             m[b, i] = _carried(x, R, th, reset, reset_delay, one, zero)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def alpha_update(I, gain, e_prev, h_prev, m_prev, a, bta, tau, theta, reset, e, h, u):
     """Alpha update: excitatory and inhibitory currents, ``u = tau (e' + h')`` (+ resets)."""
     B, n = I.shape

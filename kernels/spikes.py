@@ -17,7 +17,7 @@ neurons still reset (reset depends on U, not on the list). Drops are counted.
 """
 from __future__ import annotations
 
-import numba
+from ._jit import njit
 import numpy as np
 
 from .codelet import register
@@ -26,7 +26,7 @@ from .tile import Tile, deal_jobs
 LOWEST_INDEX, RANDOM = 0, 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _choose(buf, count, keep, out, out_pos, random_policy):
     """Copy ``keep`` of ``buf[:count]`` into ``out[out_pos:]`` (ascending ids)."""
     if keep < count and random_policy:
@@ -42,7 +42,7 @@ def _choose(buf, count, keep, out, out_pos, random_policy):
             out[out_pos + s] = buf[s]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def spike_lists(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
                 ids, counts, dropped, flagged):
     """Build the lists of all samples of one layer and timestep (scalar thresholds).
@@ -57,7 +57,7 @@ def spike_lists(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
     spike_lists_per_neuron(U, th1, th2, K, chunk, chunk_cap, random_policy, seed, ids, counts, dropped, flagged)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def spike_lists_per_neuron(U, theta1, theta2, K, chunk, chunk_cap, random_policy, seed,
                            ids, counts, dropped, flagged):
     """As ``spike_lists`` with one threshold pair per neuron (``theta1[n]``, ``theta2[n]``)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from ._jit import njit
 import numpy as np
 
 NAMES = ("atan", "fast_sigmoid", "sigmoid", "straight_through", "triangular", "spike_rate_escape", "superspike")
@@ -31,7 +31,7 @@ CODES = {name: i for i, name in enumerate(NAMES)}
 ATAN, FAST_SIGMOID, SIGMOID, STRAIGHT_THROUGH, TRIANGULAR, SPIKE_RATE_ESCAPE, SUPERSPIKE = range(7)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def sg(x, kind, p1, p2):
     """Surrogate derivative at ``x = U - threshold`` (p1, p2: the surrogate's parameters)."""
     if kind == ATAN:
@@ -51,7 +51,7 @@ def sg(x, kind, p1, p2):
     return p2 * math.exp(-p1 * abs(x - 1))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def surrogate_at_listed(U, theta, ids, listed, kind, p1, p2, g):
     """``g[b, i] = sg(U[b, i] - theta[i])`` for the listed ids of each sample, 0 elsewhere."""
     B, n = U.shape

@@ -457,3 +457,41 @@ def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
     t, c = CODELETS["popops.copy"].cost(np.array([3, 4]), {"elements": e, "regions": r}, {}, tile)
     np.testing.assert_array_equal(c, poplibs.copy_cycles(e, r, np.array([4, 4]), tile))
     assert CODELETS["popops.copy"].static and CODELETS["popops.copy"].footprint([0, 2])[1] > 0
+
+
+def test_reduce_stage1_from_per_sample_counts_equals_per_vertex_active():
+    """The route's ``in_listed`` form (per sample; compiled over a loop's iterations where numba
+    is loaded) costs exactly what the per-vertex ``active`` form costs."""
+    import numba  # noqa: F401
+    rng = np.random.default_rng(3)
+    V, B, K = 300, 6, 5
+    tiles = rng.integers(0, 20, V)
+    g = {"inputs": rng.choice([3, 5, 8, 24], V), "sample": rng.integers(0, B, V), "slot": rng.integers(0, K, V)}
+    listed = rng.integers(0, K + 1, (9, B))
+    got = _cost("gsnn.reduce_stage1", tiles, g, {"in_listed": listed})
+    for i in range(9):
+        want = _cost("gsnn.reduce_stage1", tiles, g, {"active": (g["slot"] < listed[i, g["sample"]]).astype(int)})
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1][i], want[1])
+
+
+def test_scan_hits_equals_the_flag_counts():
+    """The compiled scan work (one pass over U) equals the counts from the flag arrays,
+    including workers that stop at their cap."""
+    from types import SimpleNamespace
+
+    from kernels.graphcore_snn import scan_hits
+    from mimdsim.workloads.snn.source import _scan_work_from_flags
+    rng = np.random.default_rng(1)
+    B, n = 7, 61
+    U = rng.normal(0.9, 0.2, (B, n)).astype(np.float32)
+    th1, th2 = np.full(n, 1.0, np.float32), np.full(n, 0.9, np.float32)
+    bounds = np.array([0, 11, 21, 31, 41, 51, 61])
+    for cap in (np.full((B, 2, 6), 2), rng.integers(1, 6, (B, 2, 6))):
+        vs = SimpleNamespace(layer=1, geometry={"bounds": bounds, "cap": cap.ravel()})
+        src = SimpleNamespace(_found={})
+        flags = np.stack([U > th1, (U > th2) & (U <= th1)], axis=1)
+        want = _scan_work_from_flags(src, vs, flags)
+        hits, scanned = np.empty((B, 2, 6), np.int64), np.empty((B, 2, 6), np.int64)
+        scan_hits(U, th1, th2, bounds, cap.astype(np.int64), hits, scanned)
+        assert np.array_equal(np.minimum(hits, cap).ravel(), want["found"])
+        assert np.array_equal(scanned.ravel(), want["scanned"])

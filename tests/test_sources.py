@@ -263,3 +263,57 @@ def test_execution_and_rate_runs_share_every_static_superstep_cost():
             (other["count"], other["exchange"], other["sync"], other["host"]), name
     # while the data-dependent compute differs (the comparison is not of two identical runs)
     assert ex.report.steps["fwd.neuron"]["compute"] != rt.report.steps["fwd.neuron"]["compute"]
+
+
+# ---- the rate source's whole-loop path and its compiled helpers give the per-iteration numbers
+def _draw_case():
+    sizes = [978, 40, 10]
+    widths = [np.diff(np.linspace(0, n, 7).astype(int)) for n in sizes]
+    return sizes, widths
+
+
+def test_whole_loop_scan_draws_equal_numpy_per_draw_compiled_and_not():
+    import numba  # noqa: F401  (the compiled path runs where numba is loaded)
+    from mimdsim.workloads.snn.rate_draws import _bind_numba, _scan_draws, scan_draws_numpy
+    sizes, widths = _draw_case()
+    for seed, act in [(0, [0.005, 0.2, 0.9]), (1, [0.6, 0.0, 1.0])]:  # inversion, BTPE, p > 1/2, zero, one
+        for ts in (np.arange(12), np.arange(11, -1, -1)):
+            r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+            want = scan_draws_numpy(r2, ts, sizes, act, act[::-1], [0, 1, 2], widths, 5)
+            _bind_numba()
+            W = max(len(w) for w in widths)
+            pix = np.zeros((3, W))
+            for k, (w, n) in enumerate(zip(widths, sizes)):
+                pix[k, :len(w)] = w / n
+            s, c = np.empty((3, len(ts), 5), np.int64), np.empty((3, len(ts), 5), np.int64)
+            hits = np.zeros((3, len(ts), 5, 2, W), np.int64)
+            _scan_draws(r1, ts, np.array(sizes), np.array(act), np.array(act[::-1]), np.array([0, 1, 2]), pix,
+                        np.array([len(w) for w in widths]), s, c, hits)
+            for k in range(3):
+                assert np.array_equal(s[k], want[k][0]) and np.array_equal(c[k], want[k][1])
+                assert np.array_equal(hits[k, ..., :len(widths[k])], want[k][2])
+            assert r1.random() == r2.random()  # the generator moved on exactly as far
+
+
+def test_rate_loops_whole_or_per_iteration_give_the_same_report():
+    net = network()
+    program = compile_program(net.sizes, net.capacities, mimdsim.system(CHIP), timesteps=T, batch_size=B,
+                              structure=net.structure, schedule="published")
+    kw = dict(seed=4, random_policy=(False, False))
+    whole = run_program(program, RateSource(program, SIZES, net.capacities, [0.2] * 4, [0.0] + [0.3] * 3, **kw))
+    per = RateSource(program, SIZES, net.capacities, [0.2] * 4, [0.0] + [0.3] * 3, **kw)
+    per.loop_work = lambda vertex_sets, ts: None  # the engine asks iteration by iteration
+    assert whole.to_dict() == run_program(program, per).to_dict()
+
+
+def test_deal_jobs_compiled_equals_numpy():
+    import numba  # noqa: F401
+    from kernels import tile as tl
+    rng = np.random.default_rng(0)
+    jobs = rng.integers(0, 9, 200)  # several jobs per slot, out of order
+    instr = rng.integers(0, 50, (7, 200)).astype(np.float64)
+    t = tl.Tile(workers=6, simd=2, vertex_launch_cycles=30)
+    got = tl.deal_jobs(jobs, instr, t)
+    want = [tl.deal_jobs(jobs, row, t) for row in instr]  # one row: the numpy path
+    assert np.array_equal(got[0], want[0][0])
+    assert np.array_equal(got[1], np.stack([w[1] for w in want]))

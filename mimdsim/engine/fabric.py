@@ -61,12 +61,15 @@ def exchange_cost(transfers, system) -> ExchangeCost:
             host_bytes += float(nbytes[host][idx].sum())
             host_streams += 1
         # a multicast leaves its sender once: one send per (group, src)
-        _, first = np.unique(np.stack([group, src]), axis=1, return_index=True)
+        _, first = np.unique(group * (n + 1) + (src + 1), return_index=True)  # (group, src) pairs in order
         on = first[src[first] >= 0]
         np.add.at(send, src[on], nbytes[on])
         # supertile pairing: the partner receives the same group too
         partner_tile = dst ^ 1
-        paired = np.isin(group * n + partner_tile, group * n + dst) & (partner_tile < n)
+        keys = np.sort(group * n + dst)  # np.isin(group * n + partner_tile, group * n + dst), by one sort
+        want = group * n + partner_tile
+        at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+        paired = (keys[at] == want) & (partner_tile < n)
         np.add.at(recv, dst, np.where(paired, nbytes / chip.exchange_broadcast_bytes_per_cycle,
                                       nbytes / chip.exchange_recv_bytes_per_cycle))
         # cross-chip: a group crosses once per destination chip, out of the source chip and into dst chip
@@ -74,10 +77,10 @@ def exchange_cost(transfers, system) -> ExchangeCost:
         dst_chip = dst // chip.tiles
         cross = (src_chip >= 0) & (src_chip != dst_chip)
         if cross.any():
-            pairs, idx = np.unique(np.stack([group[cross], dst_chip[cross]]), axis=1, return_index=True)
+            _, idx = np.unique(group[cross] * system.chips + dst_chip[cross], return_index=True)
             b = nbytes[cross][idx]
             np.add.at(link_bytes, src_chip[cross][idx], b)
-            np.add.at(link_bytes, pairs[1], b)
+            np.add.at(link_bytes, dst_chip[cross][idx], b)
     tile_cycles = np.maximum(send / chip.exchange_send_bytes_per_cycle, recv)
     if not moved:
         return ExchangeCost(0.0, 0.0, tile_cycles, 0.0)
@@ -106,8 +109,24 @@ def _mirror_system(system):
     return type(system)(chip=chip, chips=system.chips)
 
 
+_PHASES: dict = {}  # exchange phases by content: programs of one batch size share them across timesteps
+
+
 def exchange_phase(transfers, system) -> tuple[float, float]:
-    """``(exchange, host)`` cycles of one exchange phase (streams to the host mirrored)."""
+    """``(exchange, host)`` cycles of one exchange phase (streams to the host mirrored); computed
+    once per distinct phase content and system."""
+    key = (system, tuple((t.src.tobytes(), t.dst.tobytes(), t.nbytes.tobytes(), t.group.tobytes(),
+                          t.src.dtype.str, t.dst.dtype.str, t.nbytes.dtype.str, t.group.dtype.str)
+                         for t in transfers))
+    hit = _PHASES.get(key)
+    if hit is None:
+        if len(_PHASES) > 4096:
+            _PHASES.clear()
+        hit = _PHASES[key] = _exchange_phase(transfers, system)
+    return hit
+
+
+def _exchange_phase(transfers, system) -> tuple[float, float]:
     into, out = [], []
     for t in transfers:
         to_host = t.dst < 0

@@ -18,6 +18,7 @@ or workload. A workload adds its own report sections (layers, placement, notes).
 """
 from __future__ import annotations
 
+import copy
 from typing import Protocol
 
 import numpy as np
@@ -38,6 +39,10 @@ class WorkSource(Protocol):
 
     def work(self, vs: VertexSet, t: int | None) -> dict:
         """Work counts of vertex set ``vs`` at loop iteration ``t`` (None outside loops)."""
+
+    # optional: ``loop_work(vertex_sets, ts) -> {id(vs): work with a leading iteration axis} | None``
+    # gives every iteration's work of a loop body at once (codelets with ``batched`` cost routes);
+    # None falls back to ``work`` per iteration.
 
 
 class _Costs:
@@ -71,14 +76,19 @@ class _Costs:
     def compute(self, step: Superstep, works: dict, iterations: int | None):
         """Compute cycles of ``step`` on the tiles it uses: ``(tiles, cycles)`` with cycles
         ``[len(tiles)]``, or ``[iterations, len(tiles)]`` when ``works[id(vs)]`` holds one work
-        dict per loop iteration. A codelet's tiles depend on its geometry only, so the union of
-        a superstep's tiles and each vertex set's place in it are computed once."""
-        parts = []
+        dict per loop iteration (still ``[len(tiles)]`` when every codelet of the step is static,
+        whose result is kept with the program). A codelet's tiles depend on its geometry only, so
+        the union of a superstep's tiles and each vertex set's place in it are computed once."""
+        done = self.static.get(("step", id(step)))
+        if done is not None:
+            return done
+        parts, dynamic = [], False
         for vs in step.compute:
             c = codelet(vs.codelet)
             if c.static:
                 parts.append(self.static_cycles(vs))
                 continue
+            dynamic = True
             if id(vs) not in works:
                 raise ConfigError(f"codelet {vs.codelet!r} of superstep {step.name!r} needs work counts, but the "
                                   f"program runs without a work source; run it with the workload's source")
@@ -86,7 +96,7 @@ class _Costs:
             if iterations is None:
                 parts.append(vertex_cycles(vs, work, self.tile))
             elif c.batched:  # all iterations in one call
-                parts.append(vertex_cycles(vs, _stack(work), self.tile))
+                parts.append(vertex_cycles(vs, work if isinstance(work, dict) else _stack(work), self.tile))
             else:
                 per = [vertex_cycles(vs, w, self.tile) for w in work]
                 parts.append((per[0][0], np.stack([np.asarray(cyc, dtype=np.float64) for _, cyc in per])))
@@ -97,13 +107,17 @@ class _Costs:
             pos = [np.searchsorted(union, t) for t in tiles]
             layout = self.layouts[id(step)] = (union, pos, [np.unique(p).size == p.size for p in pos])
         union, pos, unique = layout
-        local = np.zeros(union.shape if iterations is None else (iterations, union.size))
+        # a loop's superstep of static codelets costs the same in every iteration: one row
+        local = np.zeros(union.shape if iterations is None or not dynamic else (iterations, union.size))
         for (_, cyc), p, u in zip(parts, pos, unique):  # added vertex set by vertex set, as on the tile
             cyc = np.asarray(cyc, dtype=np.float64)
             if u:
                 local[..., p] += cyc
             else:
                 np.add.at(local, (Ellipsis, p), cyc)
+        if not dynamic:
+            local.flags.writeable = False  # shared by every run of the program
+            self.static[("step", id(step))] = (union, local)
         return union, local
 
     def exchange_of(self, step: Superstep) -> tuple[float, float]:
@@ -157,20 +171,29 @@ class _Costs:
             if progress is not None:
                 progress(done + loop.count, total)
             return loop.count
-        works: dict[int, list] = {}
-        for i, t in enumerate(ts):  # the numerics, in program order
-            for s in loop.body:
-                for vs in (() if isinstance(s, Launch) else s.compute):
-                    w = self.source.work(vs, t)
-                    if not codelet(vs.codelet).static:
-                        works.setdefault(id(vs), []).append(w)
+        whole = getattr(self.source, "loop_work", None)  # optional: every iteration's work at once
+        works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
+            if whole is not None else None
+        if works is not None:
             if progress is not None:
-                progress(done + i + 1, total)
+                progress(done + len(ts), total)
+        else:
+            work = self.source.work
+            flat = [(vs, None if codelet(vs.codelet).static else []) for s in loop.body
+                    if not isinstance(s, Launch) for vs in s.compute]
+            for i, t in enumerate(ts):  # the numerics, in program order
+                for vs, kept in flat:
+                    w = work(vs, t)
+                    if kept is not None:
+                        kept.append(w)
+                if progress is not None:
+                    progress(done + i + 1, total)
+            works = {id(vs): kept for vs, kept in flat if kept is not None}
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
         if self.timeline is not None:  # one record per execution
             for i, t in enumerate(ts):
                 for s, cyc in zip(loop.body, per_step):
-                    self.charge(s, t, None if cyc is None else (cyc[0], cyc[1][i]))
+                    self.charge(s, t, None if cyc is None else (cyc[0], cyc[1] if cyc[1].ndim == 1 else cyc[1][i]))
         else:
             self.charge_loop(loop.body, per_step, len(ts))
         return len(ts)
@@ -179,28 +202,43 @@ class _Costs:
         """Charge every iteration of a loop body at once. Totals are accumulated in execution
         order (a cumulative sum over the interleaved sequence adds exactly as one-by-one charges)."""
         n = len(body)
-        vals = {k: np.zeros((iterations, n)) for k in KINDS}
+        vals = np.zeros((len(KINDS), iterations, n))  # kind, iteration, superstep
+        kind = {k: i for i, k in enumerate(KINDS)}
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
-                vals["host"][:, j] = self.system.chip.run_launch_cycles
+                vals[kind["host"], :, j] = self.system.chip.run_launch_cycles
                 continue
             tiles, local = cyc
-            vals["exchange"][:, j], vals["host"][:, j] = self.exchange_of(s)
+            vals[kind["exchange"], :, j], vals[kind["host"], :, j] = self.exchange_of(s)
             if s.compute and local.size:
-                vals["compute"][:, j] = local.max(axis=1)
-            vals["sync"][:, j] = float(sync_cost(s.sync, self.system))
-            self.tile_compute[tiles] += local.sum(axis=0)  # cycle counts are integers: any order is exact
-        phases = np.array([s.phase for s in body])
+                vals[kind["compute"], :, j] = local.max(axis=-1)
+            vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
+            # cycle counts are integers: any order of adding them is exact
+            self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
+        phases = [s.phase for s in body]
         for phase in dict.fromkeys(phases):
-            cols = phases == phase
+            cols = np.array([p == phase for p in phases])
             tot = self.cycles[phase]
-            for k in KINDS:
-                tot[k] = float(np.cumsum(np.concatenate([[tot[k]], vals[k][:, cols].ravel()]))[-1])
-        for j, s in enumerate(body):
-            rec = self.per_step.setdefault(s.name, {"count": 0, "phase": s.phase, **dict.fromkeys(KINDS, 0.0)})
+            seq = np.concatenate([[[tot[k]] for k in KINDS], vals[:, :, cols].reshape(len(KINDS), -1)], axis=1)
+            for k, v in zip(KINDS, np.cumsum(seq, axis=1)[:, -1]):
+                tot[k] = float(v)
+        names = [s.name for s in body]
+        for s in body:
+            self.per_step.setdefault(s.name, {"count": 0, "phase": s.phase, **dict.fromkeys(KINDS, 0.0)})
+        if len(set(names)) == n:  # every superstep once: all records in one cumulative sum
+            start = np.array([[self.per_step[nm][k] for nm in names] for k in KINDS])  # [kinds, n]
+            last = np.cumsum(np.concatenate([start[:, :, None], vals.transpose(0, 2, 1)], axis=2), axis=2)[..., -1]
+            for j, nm in enumerate(names):
+                rec = self.per_step[nm]
+                rec["count"] += iterations
+                for i, k in enumerate(KINDS):
+                    rec[k] = float(last[i, j])
+            return
+        for j, s in enumerate(body):  # a name twice in the body: its records add in body order
+            rec = self.per_step[s.name]
             rec["count"] += iterations
-            for k in KINDS:
-                rec[k] = float(np.cumsum(np.concatenate([[rec[k]], vals[k][:, j]]))[-1])
+            for i, k in enumerate(KINDS):
+                rec[k] = float(np.cumsum(np.concatenate([[rec[k]], vals[i, :, j]]))[-1])
 
 
 def _stack(works: list[dict]) -> dict:
@@ -236,12 +274,15 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
         else:
             costs.step(step, None)
     system = program.system
-    used = program.tile_bytes()
+    memo = program.static_costs.get("memory")  # the memory plan is static: summarised once per program
+    if memo is None or memo[0] != len(program.tensors):
+        memo = program.static_costs["memory"] = (len(program.tensors), memory_summary(program), program.tile_bytes())
+    _, summary, used = memo
     return Report(architecture=system.name, platform="mimd", model=program.meta.model,
                   mode=f"{source.mode}-driven" if source is not None else "analytical",
                   timesteps=program.timesteps, batch_size=program.batch_size, clock_hz=system.chip.clock_hz,
-                  cycles=costs.cycles, steps=costs.per_step, memory=memory_summary(program),
-                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used)
+                  cycles=costs.cycles, steps=costs.per_step, memory=copy.deepcopy(summary),
+                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used.copy())
 
 
 def memory_summary(program: Program) -> dict:

@@ -15,6 +15,7 @@ gradient candidates (theta2 < U <= theta1). Only listed ids get a surrogate grad
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..validate import check_choice, check_fractions, check_int, check_number, check_seed, is_int
+from .lazy import LazyList
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
 
@@ -180,7 +182,7 @@ class Network:
         for name in ("biases", "recurrent", "recurrent_biases", "neuron_params"):
             if len(getattr(self, name)) != L:
                 raise ConfigError(f"net.{name} has {len(getattr(self, name))} entries; the network has {L} layers")
-        if not self.weights:
+        if not (isinstance(self.weights, LazyList) and self.weights.pending) and not self.weights:
             self.weights = _initial_weights(self, 0, None, None, None, DEFAULT_INIT_ACTIVITY)
 
     @property
@@ -377,21 +379,26 @@ DEFAULT_INIT_ACTIVITY = 0.05  # Network.build's initial spike fraction per step 
 
 
 def _initial_weights(net, seed, weight_scale, init_activity, input_activity, default) -> list:
-    """The fan-in rule when ``weight_scale`` is given, else the activity rule (checked inputs)."""
+    """The fan-in rule when ``weight_scale`` is given, else the activity rule: inputs checked now,
+    the weights drawn on first use."""
+    check_seed("seed", seed)
     if weight_scale is not None:
         check_number("weight_scale", weight_scale, low=0, open_low=True,
                      fix="the fan-in rule's std = weight_scale / sqrt(fan_in); omit it for the activity rule")
         if init_activity is not None or input_activity is not None:
             raise ConfigError(f"weight_scale={weight_scale} (the fan-in rule) and init_activity/input_activity "
                               f"(the activity rule) choose different initialisations; give one")
-        return init_weights(net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype)
+        return LazyList(functools.partial(init_weights, net.sizes, seed=seed, scale=weight_scale, dtype=net.dtype))
     fix = "a spike fraction per step, e.g. 0.01"
     targets = check_fractions("init_activity", default if init_activity is None else init_activity,
                               net.num_layers, open_low=True, open_high=True, fix=fix)
     a_in = targets[0] if input_activity is None else check_fractions(
         "input_activity", input_activity, 1, open_low=True, open_high=True, fix=fix)[0]
-    stds = activity_stds(net.sizes, net.capacities, net.specs, targets, a_in)
-    return init_weights(net.sizes, seed=seed, dtype=net.dtype, stds=stds)
+    sizes, capacities, specs, dtype = net.sizes, net.capacities, net.specs, net.dtype
+
+    def draw():
+        return init_weights(sizes, seed=seed, dtype=dtype, stds=activity_stds(sizes, capacities, specs, targets, a_in))
+    return LazyList(draw)  # checked now, drawn on first use (a rate-driven run never reads the weights)
 
 
 def describe_sizes(sizes) -> str:

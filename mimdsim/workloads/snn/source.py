@@ -16,7 +16,7 @@ from kernels import bptt, lif, loss as loss_k, reduce, spikes
 from kernels.tile import worker_of_sample
 
 from kernels import CODELETS
-from kernels.graphcore_snn import spike_generation
+from kernels.graphcore_snn import scan_hits, spike_generation
 
 from ...program import Program, VertexSet
 
@@ -53,30 +53,50 @@ class _Source:
         self.specs = plan.structure.layers
         self.stats = SpikeStats(self.T, self.B, self.L)
         self._found = {}  # published schedule: ids each scan worker found, per layer [B, 2, W]
+        self._methods = {}  # id(vertex set) -> the method that answers it
+        self._grouped = {}  # id(vertex set) -> (tiles, first worker) of a tile combine
         self.loss = None
         self.grads = None
 
     def work(self, vs: VertexSet, t):
-        role = vs.geometry.get("role")
-        if role is not None:
-            return getattr(self, role)(vs, t)
-        method = getattr(self, vs.codelet, None)
-        if method is None and CODELETS[vs.codelet].static:  # no numerics and no work counts
-            return {}
+        method = self._methods.get(id(vs))
+        if method is None:
+            method = self._methods[id(vs)] = self._method(vs)
         return method(vs, t)
 
+    def _method(self, vs: VertexSet):
+        """The method that answers ``vs`` (looked up once per vertex set)."""
+        role = vs.geometry.get("role")
+        if role is not None:
+            return getattr(self, role)
+        method = getattr(self, vs.codelet, None)
+        if method is None and CODELETS[vs.codelet].static:  # no numerics and no work counts
+            return _no_work
+        return method
+
     # ---- the published schedule's vertex sets: the same numerics, work counts per vertex
+    # (``t`` may also be an array of iterations: the rate source's whole-loop path, leading axis)
     def published_forward(self, vs, t):
         x = np.asarray(self.forward(vs, t)["in_spikes"])  # per sample: a (sample, tile) grid takes it so
-        return {"in_spikes": x if "grid" in vs.geometry else x[vs.geometry["sample"]]}
+        return {"in_spikes": x if "grid" in vs.geometry else x[..., vs.geometry["sample"]]}
 
     def published_tile_combine(self, vs, t):
         """Ids a spread tile's combine copies: its workers' found ids, at most Kc."""
         g = vs.geometry
-        found = self._found[vs.layer]  # [B, 2, W]
-        per_tile = np.zeros(found.shape[:2] + (g["spread"],), dtype=np.int64)
-        np.add.at(per_tile, (slice(None), slice(None), g["worker_tile"]), found)
-        return {"copied": np.minimum(per_tile, g["cap_tile"]).ravel()}
+        found = self._found[vs.layer]  # [B, 2, W] (or [I, B, 2, W])
+        per_tile = np.zeros(found.shape[:-1] + (g["spread"],), dtype=np.int64)
+        wt = np.asarray(g["worker_tile"])
+        grouped = self._grouped.get(id(vs))
+        if grouped is None:  # workers grouped by tile (as the op deals them): their tiles and first workers
+            grouped = self._grouped[id(vs)] = (np.unique(wt, return_index=True)
+                                               if wt.size and np.all(wt[1:] >= wt[:-1]) else ())
+        if grouped:
+            tiles, start = grouped
+            per_tile[..., tiles] = np.add.reduceat(found, start, axis=-1)
+        else:
+            np.add.at(per_tile, (Ellipsis, wt), found)
+        copied = np.minimum(per_tile, g["cap_tile"])
+        return {"copied": copied.reshape(found.shape[:-3] + (-1,))}
 
     def published_combine(self, vs, t):
         l = vs.layer
@@ -84,16 +104,17 @@ class _Source:
         return {"copied": listed, "second_pass": (kept < self.capacities[l]).astype(np.int64)}
 
     def published_surrogate(self, vs, t):
-        return {"listed": np.asarray(self.scatter(vs, t)["listed"])[vs.geometry["sample"]]}
+        return {"listed": np.asarray(self.scatter(vs, t, own=False)["listed"])[..., vs.geometry["sample"]]}
 
     def published_weight_grad(self, vs, t):
         g = vs.geometry
-        per_sample = np.concatenate([[0], np.cumsum(self.weight_grad(vs, t)["in_spikes"])])
-        return {"in_spikes": per_sample[g["first_sample"] + g["samples"]] - per_sample[g["first_sample"]]}
+        x = np.asarray(self.weight_grad(vs, t)["in_spikes"])
+        per_sample = np.concatenate([np.zeros(x.shape[:-1] + (1,), dtype=x.dtype), np.cumsum(x, axis=-1)], axis=-1)
+        return {"in_spikes": per_sample[..., g["first_sample"] + g["samples"]] - per_sample[..., g["first_sample"]]}
 
     def published_input_grad(self, vs, t):
         x = np.asarray(self.input_grad(vs, t)["in_listed"])
-        return {"in_listed": x if "grid" in vs.geometry else x[vs.geometry["sample"]]}
+        return {"in_listed": x if "grid" in vs.geometry else x[..., vs.geometry["sample"]]}
 
     def published_reduce(self, vs, t):
         self.partial_reduce(vs, t)  # numerics (execution-driven)
@@ -101,7 +122,7 @@ class _Source:
         if g["stage"] != 1:
             return {}
         in_listed = self._input_list_len(vs.layer, t, 1)
-        return {"active": (g["slot"] < in_listed[g["sample"]]).astype(np.int64)}
+        return {"in_listed": in_listed}  # per sample: the cost route gates each (sample, slot) vertex
 
     def published_grad_copies(self, vs, t):
         return self.grad_copies_reduce(vs, t)
@@ -140,18 +161,32 @@ class _Source:
         return t - 1 if t >= 1 else None
 
     def _input_list_len(self, l, t, which):
-        """Spikes (which=0) or listed ids (which=1) of the list layer l reads at step t."""
+        """Spikes (which=0) or listed ids (which=1) of the list layer l reads at step t (``t`` an
+        int, or an array of iterations: a leading axis)."""
         arr = self.stats.kept if which == 0 else self.stats.listed
+        if not np.isscalar(t):
+            return arr[l - 1][t] if l == 1 or self.delay == 0 else _previous(arr[l - 1], t)
         ts = self._in_step(l, t)
         return arr[l - 1][ts] if ts is not None else np.zeros(self.B, dtype=np.int64)
 
     def _own_list_len(self, l, t, which):
         """Spikes or listed ids of layer l's own list of step t - 1 (all-to-all recurrence)."""
         arr = self.stats.kept if which == 0 else self.stats.listed
+        if not np.isscalar(t):
+            return _previous(arr[l], t)
         return arr[l][t - 1] if t >= 1 else np.zeros(self.B, dtype=np.int64)
 
     def _a2a(self, l):
         return self.specs is not None and self.specs[l - 1].recurrence == "all-to-all"
+
+
+def _no_work(vs, t):
+    return {}
+
+
+def _previous(arr, ts):
+    """``arr[t - 1]`` for every iteration in ``ts`` (zeros at t = 0)."""
+    return np.where((ts >= 1)[:, None], arr[np.maximum(ts - 1, 0)], 0)
 
 
 def _round16(x):
@@ -384,6 +419,15 @@ class ExecutionSource(_Source):
         spikes.spike_lists_per_neuron(U, p["theta"], p["theta2"], K, n, n, False, 0, self.ids[l][t], cnt, drop,
                                       flagged)
         self.stats.record(l, t, cnt[:, 0], cnt[:, 1], drop[:, 0], drop[:, 1])
+        bounds = np.asarray(vs.geometry["bounds"], dtype=np.int64)
+        W = bounds.size - 1
+        cap = np.asarray(vs.geometry["cap"], dtype=np.int64).reshape(-1, 2, W)
+        if cap.min() >= 1:  # one compiled pass over U: the same counts as the flags below
+            hits, scanned = np.empty((B, 2, W), dtype=np.int64), np.empty((B, 2, W), dtype=np.int64)
+            scan_hits(U, p["theta"], p["theta2"], bounds, cap, hits, scanned)
+            found = np.minimum(hits, cap)
+            self._found[l] = found
+            return {"found": found.ravel(), "scanned": scanned.ravel()}
         flags = np.stack([U > p["theta"], (U > p["theta2"]) & (U <= p["theta"])], axis=1)  # [B, 2, n]
         return _scan_work_from_flags(self, vs, flags)
 
@@ -439,7 +483,9 @@ class ExecutionSource(_Source):
             dS = dS + np.where(live, self.readout.activity_l1, 0).astype(self.dt)
         return dS, ids, listed, live
 
-    def scatter(self, vs, t):
+    def scatter(self, vs, t, own=True):
+        """The surrogate-gradient scatter; ``own=False``: without the per-tile split of the list
+        (the published vertex reads the list length only)."""
         l = vs.layer
         spec, p, dt, B = self.specs[l - 1], self.p[l], self.dt, self.B
         n = self.sizes[l]
@@ -500,6 +546,8 @@ class ExecutionSource(_Source):
         b = np.broadcast_to(np.arange(B)[:, None], ids.shape)
         if vs.geometry.get("dense"):
             return {}
+        if not own:
+            return {"listed": listed}
         own = np.zeros((pl.tiles, B), dtype=np.int64)
         np.add.at(own, (pl.local_tile(ids[live]), b[live]), 1)
         return {"listed": listed, "own_listed": own}
@@ -523,7 +571,7 @@ class ExecutionSource(_Source):
         else:
             listed = self._input_list_len(l, t, 1)
             W, in_ids, K = self.W[l - 1], self._in_list(l, t), self.capacities[l - 1]
-        P = np.zeros((self.B, K, pl.tiles), dtype=self.dt)
+        P = np.empty((self.B, K, pl.tiles), dtype=self.dt)  # the kernel zeroes every slot
         bptt.input_grad_partials(W, in_ids, listed, self.dI[l], pl.neuron_starts, P)
         if self.fp16:
             _round16(P)
@@ -682,10 +730,54 @@ class RateSource(_Source):
         hits = np.stack([self.rng.multinomial(s, widths / n), self.rng.multinomial(c, widths / n)], axis=1)
         return _scan_work(self, vs, hits)
 
+    def published_surrogate(self, vs, t):
+        """The op's surrogate vertex needs the list length only: no tile split is drawn."""
+        return {"listed": self.stats.listed[vs.layer][t][..., vs.geometry["sample"]]}
+
+    # ---- a whole loop at once: the draws of every iteration in one compiled call (in program
+    # order, so the numbers are the per-iteration path's), then every vertex set's work counts
+    # with a leading iteration axis
+    _LOOP_ROLES = {"published_forward", "published_scan", "published_tile_combine", "published_combine",
+                   "published_surrogate", "published_weight_grad", "published_input_grad", "published_reduce"}
+
+    def loop_work(self, vertex_sets, ts) -> dict | None:
+        """Work counts of ``vertex_sets`` (a loop body's, in program order) for all iterations
+        ``ts`` (execution order): ``{id(vs): work with a leading iteration axis}`` for the vertex
+        sets whose cost needs work, or None where some vertex set has no whole-loop path (the
+        engine then asks iteration by iteration)."""
+        if self.delay != 1:  # a layer reads its input's list of the same step: keep program order
+            return None
+        todo, scans = [], []
+        for vs in vertex_sets:
+            c = CODELETS[vs.codelet]
+            role = vs.geometry.get("role")
+            if c.static and (role is None or role == "published_reduce"):  # no work, no draws
+                continue
+            if role not in self._LOOP_ROLES or not c.batched or vs.geometry.get("dense"):
+                return None
+            (scans if role == "published_scan" else todo).append(vs)
+        tt = np.asarray(ts, dtype=np.int64)
+        works = {}
+        if scans:
+            from .rate_draws import scan_draws  # numba: loaded only where a loop draws
+            layers = [vs.layer for vs in scans]
+            drawn = scan_draws(self.rng, tt, [self.sizes[l] for l in layers], [self.activity[l] for l in layers],
+                               [self.candidate[l] for l in layers],
+                               [l - 1 if self.delay == 1 else 0 for l in layers],
+                               [np.diff(vs.geometry["bounds"]) for vs in scans], self.B)
+            for vs, (s, c, hits) in zip(scans, drawn):
+                l, K = vs.layer, self.capacities[vs.layer]
+                kept, listed = np.minimum(s, K), np.minimum(s + c, K)
+                self.stats.record(l, tt, kept, listed, s - kept, c - (listed - kept))
+                works[id(vs)] = _scan_work(self, vs, hits)
+        for vs in todo:
+            works[id(vs)] = self.work(vs, tt)
+        return works
+
     def count_spikes(self, vs, t):
         return {"spikes": self.stats.kept[vs.layer][t]}
 
-    def scatter(self, vs, t):
+    def scatter(self, vs, t, own=True):
         l = vs.layer
         if vs.geometry.get("dense"):
             return {}
@@ -741,4 +833,5 @@ def _scan_work(source, vs, hits) -> dict:
     scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
     found = np.minimum(hits, cap)
     source._found[vs.layer] = found
-    return {"found": found.ravel(), "scanned": np.broadcast_to(scanned, found.shape).ravel()}
+    lead = found.shape[:-3] + (-1,)  # per iteration: one row per (sample, threshold, worker)
+    return {"found": found.reshape(lead), "scanned": np.broadcast_to(scanned, found.shape).reshape(lead)}
