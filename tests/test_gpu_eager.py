@@ -120,3 +120,82 @@ def test_eager_counts_scale_with_timesteps_as_per_step_and_per_run_parts():
     plain = sum(op.kernel.count * (fw.host_backward_op_s if op.host == "backward" else fw.host_forward_op_s)
                 for op in ops)
     assert host.sum() == pytest.approx(plain + fw.loss_call_s + fw.optimizer_call_s)
+
+
+SNNTORCH_NEURONS = {  # the zoo's models as snnTorch builds them (docs/as-built/gpu_frameworks.md census)
+    "leaky": lambda n, sg: snn.Leaky(beta=0.9, spike_grad=sg),
+    "synaptic": lambda n, sg: snn.Synaptic(alpha=0.8, beta=0.9, spike_grad=sg),
+    "alpha": lambda n, sg: snn.Alpha(alpha=0.9, beta=0.8, spike_grad=sg),
+    "lapicque": lambda n, sg: snn.Lapicque(beta=0.9, spike_grad=sg),
+    "rleaky": lambda n, sg: snn.RLeaky(beta=0.9, linear_features=n, spike_grad=sg),
+    "rleaky-one-to-one": lambda n, sg: snn.RLeaky(beta=0.9, all_to_all=False, spike_grad=sg),
+    "rsynaptic": lambda n, sg: snn.RSynaptic(alpha=0.8, beta=0.9, linear_features=n, spike_grad=sg),
+}
+
+
+PROFILER_MARKS = {"_record_function_enter_new", "_record_function_exit", "slice"}  # no kernel
+
+
+def _snntorch_step_device_ops(model, sizes, T, B):
+    """Device ops of one steady-state eager training step (fc-lif per layer, spike and membrane
+    records stacked, ce_count on the spikes, Adam foreach), counted as the census of
+    docs/as-built/gpu_frameworks.md counts them: no views or profiler marks, no host-side step counters."""
+    from snntorch.functional import loss as SF
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    torch.manual_seed(0)
+    sg = snn.surrogate.fast_sigmoid()
+    fcs = [torch.nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+    lifs = [SNNTORCH_NEURONS[model](b, sg) for b in sizes[1:]]
+    params = [p for m in fcs + lifs for p in m.parameters()]
+    opt = torch.optim.Adam(params, lr=1e-3, foreach=True)
+    x, y, lossf = torch.rand(B, sizes[0]), torch.randint(0, sizes[-1], (B,)), SF.ce_count_loss()
+    count = [0, False]  # device ops, in the optimizer
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.__name__.split(".")[0]
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            host_step = count[1] and tensors and all(t.dim() == 0 and t.device.type == "cpu" for t in tensors)
+            if (name not in NO_KERNEL and name not in PROFILER_MARKS and not host_step
+                    and not (count[1] and name == "_local_scalar_dense")):
+                count[0] += 1
+            return func(*args, **(kwargs or {}))
+
+    def step():
+        opt.zero_grad()
+        for lif in lifs:
+            lif.reset_mem()
+        spk, mem = [], []
+        for _ in range(T):
+            h = x
+            for fc, lif in zip(fcs, lifs):
+                out = lif(fc(h))
+                h = out[0]
+            spk.append(h)
+            mem.append(out[-1])
+        spk, mem = torch.stack(spk), torch.stack(mem)  # the records, as snnTorch's tutorials keep both
+        loss = lossf(spk, y)
+        loss.backward()
+        count[1] = True
+        opt.step()
+        count[1] = False
+        loss.item()
+
+    with Count():
+        step()
+        count[0] = 0
+        step()
+    return count[0]
+
+
+@pytest.mark.parametrize("model", sorted(SNNTORCH_NEURONS))
+def test_step_op_count_of_every_zoo_model_matches_snntorch(model):
+    """The eager op list of one training step has as many device ops as snnTorch dispatches, for
+    every zoo model (counts depend on T and the layers, not their widths: a small network)."""
+    from mimdsim.snn.zoo import ZOO
+
+    sizes, T, B = [12, 10, 6], 5, 4
+    net = mimdsim.Network.build(sizes, ZOO[model], bias=True, loss="ce_count", seed=0)
+    ops = eager.step_ops(net.sizes, T, B, e=4, specs=net.specs, bias=[True, True], optimizer="adam")
+    assert sum(op.kernel.count for op in ops) == _snntorch_step_device_ops(model, sizes, T, B)

@@ -36,16 +36,21 @@ from ...gpu.model import Kernel, gemm, kernel_seconds
 # the first or last step's difference (e.g. Leaky: 8 element-wise per step, 2 fewer over the run:
 # 198 = 8 x 25 - 2 in the census).
 EAGER_NEURON_OPS = {
-    #            fwd: ew, ew0, copy, gemm    bwd: ew, copy, reduce, gemm as (per step, per run)
-    "leaky": ((9, 1, 3, 0), ((8, -2), (1, 0), (0, 0), (0, 0))),
-    "synaptic": ((11, 2, 3, 0), ((10, -4), (1, 0), (0, 0), (0, 0))),
-    "alpha": ((23, 22, 3, 0), ((29, -14), (1, 0), (0, 0), (0, 0))),
-    "lapicque": ((12, 6, 3, 0), ((11, -2), (1, 0), (0, 0), (0, 0))),
-    "rleaky": ((10, 1, 3, 1), ((10, -4), (1, 0), (1, 0), (2, -1))),
-    "rsynaptic": ((12, 2, 3, 1), ((12, -6), (1, 0), (1, 0), (2, -1))),
+    #            fwd: ew, ew0, copy, gemm    bwd: ew, copy, reduce, gemm, ew0 as (per step, per run)
+    "leaky": ((9, 1, 3, 0), ((8, -2), (1, 0), (0, 0), (0, 0), (0, 0))),
+    "synaptic": ((11, 2, 3, 0), ((10, -4), (1, 0), (0, 0), (0, 0), (0, 0))),
+    "alpha": ((23, 22, 3, 0), ((29, -14), (1, 0), (0, 0), (0, 0), (0, 0))),
+    "lapicque": ((12, 6, 3, 0), ((11, -2), (1, 0), (0, 0), (0, 0), (0, 0))),
+    "rleaky": ((10, 1, 3, 1), ((10, -4), (1, 0), (1, 0), (2, -1), (0, 0))),
+    "rsynaptic": ((12, 2, 3, 1), ((12, -6), (1, 0), (1, 0), (2, -1), (0, 0))),
+    # RLeaky(all_to_all=False), snnTorch's default learnable scalar V: V * spk and its add forward;
+    # backward the product's two grads, sum(grad * spk) for V and V's per-step accumulation (0-dim)
+    "rleaky-one-to-one": ((11, 1, 3, 0), ((10, -3), (1, 0), (1, 0), (0, 0), (1, -1))),
 }
 ACCUMULATE = (1, -1)  # autograd sums a parameter's T per-step gradients with T - 1 adds
-RESET_OPS = 1  # per layer and step: zeros_like of the initial membrane (snn.Leaky.reset_mem / init_leaky)
+# per layer and step: zeros_like of each initial state (init_leaky: mem; init_synaptic: syn, mem;
+# init_alpha: syn_exc, syn_inh, mem), and of the spikes for a recurrent layer (init_rleaky, init_rsynaptic)
+RESET_OPS = {"leaky": 1, "synaptic": 2, "alpha": 3, "lapicque": 1}
 OUTPUT_RECORD_OPS = 2  # torch.stack of the output's spike and membrane records
 LOSS_OPS = 3  # ce_count_loss: sum over time, log_softmax, nll_loss
 LOSS_BACKWARD_OPS = 3  # backward seed ones_like, nll_loss_backward, log_softmax_backward
@@ -66,8 +71,11 @@ def neuron_key(spec) -> str:
     if spec is None:
         return "leaky"
     model = getattr(spec, "model", "leaky")
-    if getattr(spec, "recurrence", "none") == "all-to-all" and model in ("leaky", "synaptic"):
+    recurrence = getattr(spec, "recurrence", "none")
+    if recurrence == "all-to-all" and model in ("leaky", "synaptic"):
         return "r" + model
+    if recurrence == "one-to-one" and model == "leaky":
+        return "rleaky-one-to-one"
     return model
 
 
@@ -89,8 +97,12 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
         if n > 0:
             ops.append(Op(Kernel(name, phase, "vector", float(elements), e * (reads + 1) * elements, n), phase, host))
 
-    for l in range(1, L + 1):
-        ew(f"L{l}.reset_mem", "forward", B * sizes[l], RESET_OPS, reads=0)
+    def recurrent(l):
+        return getattr(specs[l - 1], "recurrence", "none") != "none"
+
+    for l in range(1, L + 1):  # init_rleaky / init_rsynaptic also zero the spikes
+        model = getattr(specs[l - 1], "model", "leaky")
+        ew(f"L{l}.reset_mem", "forward", B * sizes[l], RESET_OPS.get(model, 1) + recurrent(l), reads=0)
     for l in range(1, L + 1):  # the Python loop over time issues layer by layer, step by step
         n_in, n = sizes[l - 1], sizes[l]
         (f_ew, f_ew0, f_copy, f_gemm), _ = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
@@ -105,8 +117,11 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
     ew("loss.backward_seed", "backward", B * sizes[-1], LOSS_BACKWARD_OPS, reads=1)
     for l in range(L, 0, -1):
         n_in, n = sizes[l - 1], sizes[l]
-        _, (b_ew, b_copy, b_red, b_gemm) = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
+        _, (b_ew, b_copy, b_red, b_gemm, b_ew0) = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
         ew(f"L{l}.bwd_neuron_ew", "backward", B * n, times(b_ew), host="backward")
+        ew(f"L{l}.bwd_neuron_scalar", "backward", 1, times(b_ew0), reads=1, host="backward")
+        if recurrent(l):  # S[t] feeds the next layer (or the loss) and the recurrence: autograd adds the two
+            ew(f"L{l}.bwd_spike_grad_accumulate", "backward", B * n, times(ACCUMULATE), host="backward")
         ew(f"L{l}.bwd_neuron_copy", "backward", B * n, times(b_copy), reads=1, host="backward")
         ew(f"L{l}.bwd_recurrent_reduce", "backward", B * n, times(b_red), reads=1, host="backward")
         if times(b_gemm) > 0:
