@@ -186,11 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("chips", help="list chip presets with their key figures").set_defaults(func=cmd_chips)
     sub.add_parser("gpus", help="list GPU presets with their key figures").set_defaults(func=cmd_gpus)
     fmt = argparse.HelpFormatter  # each flag states its default once (settings.help_text)
-    s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt)
+    s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt,
+                       description="Compile one training step (or, with --inference, the forward pass) of an SNN for "
+                                   "a chip and time it: rate-driven by default, execution-driven with --execute. "
+                                   "Prints samples/s, cycles per phase and superstep, memory and activity per layer.")
     add_arguments(s, "simulate")
     s.set_defaults(func=cmd_simulate)
     c = sub.add_parser("compare", help="the same training step on the MIMD chip and on a GPU model",
-                       formatter_class=fmt)
+                       formatter_class=fmt,
+                       description="Simulate the step on the chip (the flags of simulate) and estimate it on a GPU "
+                                   "under each --strategy, and on a systolic array with --systolic; --workload "
+                                   "kalman or mlp compares the particle-physics workloads instead.")
     add_arguments(c, "compare")
     c.set_defaults(func=cmd_compare)
     r = sub.add_parser("run", help="run an experiment file (TOML; see docs/reference.md)",

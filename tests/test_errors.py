@@ -404,6 +404,11 @@ def test_help_reads_well(capsys):
     flat = " ".join(text.split())
     assert flat.count("(default: 100)") == 1 and "(default: None)" not in flat and "(default: False)" not in flat
     assert "(default: max activity / 2) (default" not in flat
+    assert "one or per layer" not in flat and "(default " not in flat and "input_activity" not in flat
+    assert "execution-driven with --execute" in flat  # a description under the usage line
+    assert main(["compare", "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "comma-separated) (comma-separated" not in flat and "train:" not in flat and "(default " not in flat
     assert main(["run", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--tiles N" in text and "--set KEY=VALUE" in text and "FILE" in text
