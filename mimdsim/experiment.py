@@ -186,7 +186,9 @@ def build_run(values: dict):
                          8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")
         rng = np.random.default_rng(v["run.seed"])
         rate = _input_rate(v)
-        kw["inputs"] = (rng.random((T, B, n_in)) < rate).astype(np.uint8)
+        steps = 1 if v.get("run.static_input") else T  # --static-input: one input, the same at every step
+        x = (rng.random((steps, B, n_in)) < rate).astype(np.uint8)
+        kw["inputs"] = np.repeat(x, T, axis=0) if steps == 1 else x
         kw["labels"] = rng.integers(0, n_out, B)
     else:
         kw.update(timesteps=T, batch_size=B,
