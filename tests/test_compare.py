@@ -56,6 +56,8 @@ def test_compare_with_no_arguments_prints_the_table():
     assert "MIMD ipu-mk2" in out.stdout and "a100-40gb compiled" in out.stdout and "a100-40gb fused" in out.stdout
     assert "tensorflow-xla" in out.stdout and "tf32" in out.stdout  # each column's framework and precision
     assert "seconds/step" in out.stdout and "speedup MIMD/GPU" in out.stdout
+    # the fp32 note names its columns: the compiled one runs tf32 already
+    assert "note: eager, fused: GPU matmuls in strict fp32" in out.stdout
 
 
 def test_compare_cli_json_and_errors(tmp_path, capsys):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .report import PHASES, JsonOutput, Report, matmul_plan_lines
 
-TF32_NOTE = ("  note: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
+TF32_NOTE = ("  note: {cols}: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
              "cores for float32 matmuls on Ampere and later: try --precision tf32 (docs/validation.md)")
 
 
@@ -105,8 +105,9 @@ class Comparison(JsonOutput):
         lines += [f"  {s}: refused: {why}" for s, why in self.refused.items()]
         lines += matmul_plan_lines(self.mimd.placement)
         if snn:
-            if "fp32" in {r.placement["precision"] for r in self.gpu.values()}:
-                lines.append(TF32_NOTE)
+            fp32 = [k for k, r in self.gpu.items() if r.placement["precision"] == "fp32"]
+            if fp32:  # name the columns: another may run tf32 already (compiled on Ampere+)
+                lines.append(TF32_NOTE.format(cols=", ".join(fp32)))
         else:
             lines += [f"  note ({name}): {n}" for name, r in cols for n in r.notes[:3]]
         return "\n".join(lines)
