@@ -275,6 +275,8 @@ def execute(values: dict, command: str, *, out=print):
     from .report.outputs import check_output_paths
 
     check_output_paths(values)  # before the run: a bad path costs nothing
+    from .workloads.cli import check_unused
+    check_unused(values)  # a flag the workload would ignore is refused
     if values.get("workload.name", "snn") != "snn":  # Kalman track fitting or MLP inference
         from .workloads.cli import execute_workload
         return execute_workload(values, out=out)

@@ -166,6 +166,7 @@ import tracemalloc  # noqa: E402
 
 SIM = ["simulate", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
 CMP = ["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
+WL = ["compare", "--quiet"]  # a workload comparison: the SNN step's flags would be refused
 TRAIN = ["train", "--data", "randman", "--classes", "3", "--inputs", "12", "--samples-per-class", "16",
          "--timesteps", "8", "--hidden", "16,8", "--max-activity", "0.25", "--batch", "8", "--tiles", "64",
          "--epochs", "1", "--quiet", "--no-gpu"]
@@ -256,13 +257,21 @@ BAD_INPUTS = [
     (CMP + ["--strategy", ""], r"--strategy: unknown value ''"),
     (CMP + ["--precision", "fp64"], r"--precision: invalid choice: 'fp64'"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
-    (CMP + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
-    (CMP + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
-    (CMP + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
-    (CMP + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
-    (CMP + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
-    (CMP + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
-    (CMP + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
+    (WL + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
+    (WL + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
+    (WL + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
+    (WL + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
+    (WL + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
+    (WL + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
+    (WL + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
+    # a flag the workload would ignore is refused (--chip-precision fp16 ran the MLP in fp32)
+    (WL + ["--workload", "mlp", "--chip-precision", "fp16"], r"--workload mlp does not use --chip-precision .*"
+                                                            r"the chip and the GPU in --precision's format"),
+    (WL + ["--workload", "kalman", "--execute"], r"--workload kalman does not use --execute \(TOML: run.execute\)"),
+    (WL + ["--workload", "kalman", "--batch", "8"], r"--workload kalman does not use --batch"),
+    (WL + ["--workload", "mlp", "--tracks-per-tile", "8"], r"--workload mlp does not use --tracks-per-tile"),
+    (WL + ["--workload", "mlp", "--schedule", "fused"], r"--workload mlp does not use --schedule"),
+    (WL + ["--planes", "3"], r"--workload snn does not use --planes \(TOML: workload.planes\)"),
     # unwritable outputs, refused before the run
     (SIM + ["--json", "/nonexistent/dir/r.json"], r"--json '/nonexistent/dir/r.json': the folder '/nonexistent/dir' does "
                                                   r"not exist"),
@@ -271,7 +280,7 @@ BAD_INPUTS = [
     (SIM + ["--plot", "{d}/afile"], r"--plot '.*afile' is a file; give a folder"),
     (SIM + ["--trace", "/nonexistent/t.json"], r"--trace '/nonexistent/t.json'"),
     (SIM + ["--json", "{d}/same.json", "--trace", "{d}/same.json"], r"--json and --trace both write"),
-    (CMP + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
+    (WL + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
     # run FILE
     (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
     (["run", "{d}/bad.toml"], r"bad.toml: not valid TOML"),
