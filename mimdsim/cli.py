@@ -310,11 +310,12 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
         pass
 
 
-# Python argument names in messages that reach the command line, and the flags that set them.
+# Python argument names in messages that reach the command line, and the flags that set them
+# (a library message's precision= is the chip program's: the GPU's messages name their GPU).
 CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", "max_activity": "--max-activity",
              "input_capacity": "--input-capacity", "weight_scale": "--weight-scale", "input_activity": "--input-activity",
              "candidate_activity": "--candidate-activity", "activity": "--activity", "timesteps": "--timesteps",
-             "schedule": "--schedule", "optimizer": "--optimizer", "precision": "--precision", "chips": "--chips",
+             "schedule": "--schedule", "optimizer": "--optimizer", "precision": "--chip-precision", "chips": "--chips",
              "tiles": "--tiles", "seed": "--seed", "strategies": "--strategy", "systolic": "--systolic",
              "overflow": "--overflow", "theta2": "--theta2", "reserve_tile0": "--reserve-tile0",
              "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}

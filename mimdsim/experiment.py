@@ -290,9 +290,11 @@ def execute(values: dict, command: str, *, out=print):
         timeline = [] if values["output.trace"] else None
         if command == "compare":
             from .compare import compare
+            kw = dict(kw)
+            chip_precision = kw.pop("precision", None)  # the chip's (--chip-precision); precision= is the GPU's
             result = compare(net, sys_spec, values["gpu.preset"], strategies=values["gpu.strategies"],
                              precision=values["gpu.precision"], systolic=values["gpu.systolic"],
-                             timeline=timeline, progress=progress, **kw)
+                             chip_precision=chip_precision, timeline=timeline, progress=progress, **kw)
             run, gpu_reports = result.run, [*result.gpu.values(), *([result.systolic] if result.systolic else [])]
             text = result.format()
         else:

@@ -92,7 +92,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
     Setting("run.precision", "--chip-precision", "str", None,
             "the chip program's number format: fp32, or fp16 (weights, state and matmuls in half precision, on "
-            "the AMP units' fp16 rate) (default: fp32; --precision is the GPU's)", choices=("fp32", "fp16")),
+            "the AMP units' fp16 rate; the published program is fp32 only, so fp16 runs the fused one) (default: fp32; "
+            "--precision is the GPU's)", choices=("fp32", "fp16")),
     Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)",
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip",

@@ -87,3 +87,19 @@ def test_systolic_estimate_uses_the_array_cycles():
     assert r.kind_totals()["array"] == pytest.approx(expect)
     assert r.kind_totals()["dram"] == 0
     assert r.platform == "systolic" and r.samples_per_second > 0
+
+
+def test_chip_precision_reaches_the_chip_in_compare(tmp_path, capsys):
+    """``compare --chip-precision fp16`` crashed (two precision= arguments); now the chip runs fp16,
+    the GPU keeps its own --precision, and the table shows both."""
+    path = tmp_path / "c.json"
+    assert main(["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--chip-precision", "fp16",
+                 "--precision", "bf16", "--strategy", "fused", "--quiet", "--json", str(path)]) == 0
+    d = json.loads(path.read_text())
+    assert d["mimd"]["placement"]["precision"] == "fp16" and d["gpu"]["fused"]["placement"]["precision"] == "bf16"
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("precision"))
+    assert row.split()[1:] == ["fp16", "bf16"]
+    net = mimdsim.Network.feedforward([300, 200, 10])
+    c = mimdsim.compare(net, "ipu-mk2", "a100-40gb", timesteps=5, batch_size=4, activity=0.02,
+                        strategies=["fused"], chip_precision="fp16")
+    assert c.mimd.placement["precision"] == "fp16" and c.gpu["fused"].placement["precision"] == "fp32"

@@ -256,6 +256,8 @@ BAD_INPUTS = [
     (CMP + ["--strategy", "magic"], r"--strategy: unknown value \['magic'\]; choose from"),
     (CMP + ["--strategy", ""], r"--strategy: unknown value ''"),
     (CMP + ["--precision", "fp64"], r"--precision: invalid choice: 'fp64'"),
+    # the chip's number format is --chip-precision in a library message's CLI terms (it said --precision)
+    (SIM + ["--chip-precision", "fp16", "--schedule", "published"], r"--chip-precision fp16 is not available there"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
     (WL + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
     (WL + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),

@@ -85,7 +85,8 @@ class Comparison(JsonOutput):
 
         if any("framework" in r.placement for _, r in cols):  # what runs each GPU column, as it runs
             row("framework", lambda r: r.placement.get("framework", "-"))
-            row("precision", lambda r: r.placement.get("precision", "-") if r.platform == "gpu" else "-")
+            # the chip's number format too (--chip-precision), beside each GPU column's
+            row("precision", lambda r: r.placement.get("precision", "-") if r.platform in ("gpu", "mimd") else "-")
         row(self.unit, lambda r: f"{r.samples_per_second:,.0f}")
         row("seconds/step" if snn else "seconds/run", lambda r: f"{r.seconds_per_step:.3e}")
         for phase in [p for p in PHASES if any(r.phase_seconds().get(p) for _, r in cols)]:  # time spent
