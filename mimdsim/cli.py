@@ -333,6 +333,7 @@ def cli_terms(message: str) -> str:
     msg = re.sub(r"system\([^()]*?chips=(\d+)\)", r"--chips \1", message)
     msg = re.sub(r"capacities\[0\]=", "--input-capacity ", msg)
     msg = re.sub(r"\b(resume|dense|inference)=True\b", r"--\1", msg)
+    msg = re.sub(r"\bstatic_input=True\b", "--static-input", msg)
     msg = msg.replace("from_nir(..., reset='subtract')", "--nir-reset subtract")
     msg = re.sub(r"(?<![\w-])(--[a-z][\w-]*)=(?=[^\s=])", r"\1 ", msg)  # check_int('--flag', ...): flag and value
     # a silent layer's remedy: on the command line the initial weights target half of --max-activity

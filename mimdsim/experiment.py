@@ -158,6 +158,14 @@ def build_run(values: dict):
         if v.get("model.nir_reset"):
             raise ConfigError(f"--nir-reset {v['model.nir_reset']} (TOML: model.nir_reset) applies to a --model "
                               f"graph; drop it or give --model FILE.nir")
+        if v.get("run.schedule") == "poptorch":  # the dense program lists every neuron of an snnTorch model
+            if v.get("model.neuron", "published") == "published":
+                raise ConfigError("--schedule poptorch runs the dense program PopTorch builds from snnTorch: pick a "
+                                  "model with --neuron (leaky, synaptic, ...); the published sparse LIF runs "
+                                  "--schedule published or fused")
+            if v["model.max_activity"] is not None:
+                raise ConfigError(f"--max-activity {v['model.max_activity']:g} with --schedule poptorch: the dense "
+                                  f"program lists every neuron (K = n); drop --max-activity")
         # the flags left unset (None: so that a --model run can tell them from a default) take their defaults
         v = dict(v, **{"model.layers": DEFAULT_LAYERS if v["model.layers"] is None else v["model.layers"],
                        "model.max_activity": _max_activity(v),

@@ -256,6 +256,11 @@ BAD_INPUTS = [
     (CMP + ["--strategy", "magic"], r"--strategy: unknown value \['magic'\]; choose from"),
     (CMP + ["--strategy", ""], r"--strategy: unknown value ''"),
     (CMP + ["--precision", "fp64"], r"--precision: invalid choice: 'fp64'"),
+    # the dense PopTorch program: --max-activity was ignored, the published LIF got an API-terms fix
+    (SIM + ["--neuron", "leaky", "--schedule", "poptorch", "--max-activity", "0.01"],
+     r"--max-activity 0.01 with --schedule poptorch: the dense program lists every neuron"),
+    (SIM + ["--schedule", "poptorch"], r"--schedule poptorch runs the dense program .* pick a model with --neuron"),
+    (SIM + ["--static-input"], r"error: --static-input streams one input for every step, which only --schedule poptorch"),
     # the chip's number format is --chip-precision in a library message's CLI terms (it said --precision)
     (SIM + ["--chip-precision", "fp16", "--schedule", "published"], r"--chip-precision fp16 is not available there"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
