@@ -52,7 +52,7 @@ def test_strategy_that_does_not_fit_is_refused_not_fatal():
 def test_compare_with_no_arguments_prints_the_table():
     out = subprocess.run([sys.executable, "-m", "mimdsim", "compare"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "2312-978-978-976-10, T=100, B=48" in out.stdout
+    assert "2312-978-978-976-10, T=100, B=48, MIMD rate-driven (published program)" in out.stdout
     assert "MIMD ipu-mk2" in out.stdout and "a100-40gb compiled" in out.stdout and "a100-40gb fused" in out.stdout
     assert "tensorflow-xla" in out.stdout and "tf32" in out.stdout  # each column's framework and precision
     assert "seconds/step" in out.stdout and "speedup MIMD/GPU" in out.stdout

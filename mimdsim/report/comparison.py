@@ -68,7 +68,8 @@ class Comparison(JsonOutput):
         if self.workload != "snn":
             return f"{m.model}, {m.batch_size:,} {self.unit.split('/')[0]} per run"
         precisions = {r.placement["precision"] for r in self.gpu.values()}
-        return (f"{m.model}, T={m.timesteps}, B={m.batch_size}, MIMD {m.mode}"
+        program = f" ({m.placement['schedule']} program)" if m.placement.get("schedule") else ""  # 4-5x apart
+        return (f"{m.model}, T={m.timesteps}, B={m.batch_size}, MIMD {m.mode}{program}"
                 + (f", GPU precision {precisions.pop()}" if len(precisions) == 1 else ""))
 
     def format(self) -> str:
