@@ -207,7 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", dest="run_set", type=_run_set, action="append", metavar="KEY=VALUE",
                    help="override a key of the file (model.batch=32) or a chip field (sram_per_tile=1248000)")
     r.set_defaults(func=cmd_run)
-    w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable")
+    w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable",
+                       description="Run a sweep file (an experiment file plus [sweep] axes; docs/reference.md): "
+                                   "every point is built and checked first, then run rate-driven (execute = true: "
+                                   "execution-driven) and appended to the results file as it finishes; running "
+                                   "the same command again computes only the missing points.")
     w.add_argument("file", metavar="FILE", help="sweep file (an experiment file plus [sweep] and [sweep.axes])")
     w.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="address of a running Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")

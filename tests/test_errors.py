@@ -429,7 +429,8 @@ def test_help_reads_well(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "--tiles N" in text and "--set KEY=VALUE" in text and "FILE" in text
     assert main(["sweep", "--help"]) == 0
-    assert "--workers N" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "--workers N" in text and "computes only the missing points" in " ".join(text.split())
 
 
 def test_warnings_are_one_line_in_cli_terms(capsys):
