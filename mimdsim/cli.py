@@ -186,11 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("chips", help="list chip presets with their key figures").set_defaults(func=cmd_chips)
     sub.add_parser("gpus", help="list GPU presets with their key figures").set_defaults(func=cmd_gpus)
     fmt = argparse.HelpFormatter  # each flag states its default once (settings.help_text)
-    s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt)
+    s = sub.add_parser("simulate", help="one training step of a feed-forward SNN on a chip", formatter_class=fmt,
+                       description="Compile one training step (or, with --inference, the forward pass) of an SNN for "
+                                   "a chip and time it: rate-driven by default, execution-driven with --execute. "
+                                   "Prints samples/s, cycles per phase and superstep, memory and activity per layer.")
     add_arguments(s, "simulate")
     s.set_defaults(func=cmd_simulate)
     c = sub.add_parser("compare", help="the same training step on the MIMD chip and on a GPU model",
-                       formatter_class=fmt)
+                       formatter_class=fmt,
+                       description="Simulate the step on the chip (the flags of simulate) and estimate it on a GPU "
+                                   "under each --strategy, and on a systolic array with --systolic; --workload "
+                                   "kalman or mlp compares the particle-physics workloads instead.")
     add_arguments(c, "compare")
     c.set_defaults(func=cmd_compare)
     r = sub.add_parser("run", help="run an experiment file (TOML; see docs/reference.md)",
@@ -201,7 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", dest="run_set", type=_run_set, action="append", metavar="KEY=VALUE",
                    help="override a key of the file (model.batch=32) or a chip field (sram_per_tile=1248000)")
     r.set_defaults(func=cmd_run)
-    w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable")
+    w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable",
+                       description="Run a sweep file (an experiment file plus [sweep] axes; docs/reference.md): "
+                                   "every point is built and checked first, then run rate-driven (execute = true: "
+                                   "execution-driven) and appended to the results file as it finishes; running "
+                                   "the same command again computes only the missing points.")
     w.add_argument("file", metavar="FILE", help="sweep file (an experiment file plus [sweep] and [sweep.axes])")
     w.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="address of a running Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")
@@ -304,11 +314,12 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
         pass
 
 
-# Python argument names in messages that reach the command line, and the flags that set them.
+# Python argument names in messages that reach the command line, and the flags that set them
+# (a library message's precision= is the chip program's: the GPU's messages name their GPU).
 CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", "max_activity": "--max-activity",
              "input_capacity": "--input-capacity", "weight_scale": "--weight-scale", "input_activity": "--input-activity",
              "candidate_activity": "--candidate-activity", "activity": "--activity", "timesteps": "--timesteps",
-             "schedule": "--schedule", "optimizer": "--optimizer", "precision": "--precision", "chips": "--chips",
+             "schedule": "--schedule", "optimizer": "--optimizer", "precision": "--chip-precision", "chips": "--chips",
              "tiles": "--tiles", "seed": "--seed", "strategies": "--strategy", "systolic": "--systolic",
              "overflow": "--overflow", "theta2": "--theta2", "reserve_tile0": "--reserve-tile0",
              "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}
@@ -326,6 +337,7 @@ def cli_terms(message: str) -> str:
     msg = re.sub(r"system\([^()]*?chips=(\d+)\)", r"--chips \1", message)
     msg = re.sub(r"capacities\[0\]=", "--input-capacity ", msg)
     msg = re.sub(r"\b(resume|dense|inference)=True\b", r"--\1", msg)
+    msg = re.sub(r"\bstatic_input=True\b", "--static-input", msg)
     msg = msg.replace("from_nir(..., reset='subtract')", "--nir-reset subtract")
     msg = re.sub(r"(?<![\w-])(--[a-z][\w-]*)=(?=[^\s=])", r"\1 ", msg)  # check_int('--flag', ...): flag and value
     # a silent layer's remedy: on the command line the initial weights target half of --max-activity

@@ -18,12 +18,13 @@ __all__ = ["compare", "Comparison"]
 
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
-            candidate_activity=None, input_activity=None, optimizer=None, systolic=None,
+            candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
             **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
     and ``precision`` of the GPU, and optionally a ``systolic`` array (name or SystolicSpec).
+    ``chip_precision`` is the chip program's number format (``simulate``'s ``precision``).
     A strategy whose model does not fit the GPU is listed in
     ``refused`` with the reason instead of a report.
     """
@@ -35,7 +36,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         check_choice("strategy", s, STRATEGIES, where="GPU ")
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
-                   optimizer=optimizer, **simulate_kw)
+                   optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), **simulate_kw)
     rep = run.report
     measured = [ly["spikes"] / (ly["neurons"] * rep.timesteps * rep.batch_size) for ly in rep.layers]
     opt = optimizer.kind if optimizer is not None else "adam"

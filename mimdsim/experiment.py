@@ -158,6 +158,14 @@ def build_run(values: dict):
         if v.get("model.nir_reset"):
             raise ConfigError(f"--nir-reset {v['model.nir_reset']} (TOML: model.nir_reset) applies to a --model "
                               f"graph; drop it or give --model FILE.nir")
+        if v.get("run.schedule") == "poptorch":  # the dense program lists every neuron of an snnTorch model
+            if v.get("model.neuron", "published") == "published":
+                raise ConfigError("--schedule poptorch runs the dense program PopTorch builds from snnTorch: pick a "
+                                  "model with --neuron (leaky, synaptic, ...); the published sparse LIF runs "
+                                  "--schedule published or fused")
+            if v["model.max_activity"] is not None:
+                raise ConfigError(f"--max-activity {v['model.max_activity']:g} with --schedule poptorch: the dense "
+                                  f"program lists every neuron (K = n); drop --max-activity")
         # the flags left unset (None: so that a --model run can tell them from a default) take their defaults
         v = dict(v, **{"model.layers": DEFAULT_LAYERS if v["model.layers"] is None else v["model.layers"],
                        "model.max_activity": _max_activity(v),
@@ -186,7 +194,9 @@ def build_run(values: dict):
                          8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")
         rng = np.random.default_rng(v["run.seed"])
         rate = _input_rate(v)
-        kw["inputs"] = (rng.random((T, B, n_in)) < rate).astype(np.uint8)
+        steps = 1 if v.get("run.static_input") else T  # --static-input: one input, the same at every step
+        x = (rng.random((steps, B, n_in)) < rate).astype(np.uint8)
+        kw["inputs"] = np.repeat(x, T, axis=0) if steps == 1 else x
         kw["labels"] = rng.integers(0, n_out, B)
     else:
         kw.update(timesteps=T, batch_size=B,
@@ -273,6 +283,8 @@ def execute(values: dict, command: str, *, out=print):
     from .report.outputs import check_output_paths
 
     check_output_paths(values)  # before the run: a bad path costs nothing
+    from .workloads.cli import check_unused
+    check_unused(values)  # a flag the workload would ignore is refused
     if values.get("workload.name", "snn") != "snn":  # Kalman track fitting or MLP inference
         from .workloads.cli import execute_workload
         return execute_workload(values, out=out)
@@ -286,9 +298,11 @@ def execute(values: dict, command: str, *, out=print):
         timeline = [] if values["output.trace"] else None
         if command == "compare":
             from .compare import compare
+            kw = dict(kw)
+            chip_precision = kw.pop("precision", None)  # the chip's (--chip-precision); precision= is the GPU's
             result = compare(net, sys_spec, values["gpu.preset"], strategies=values["gpu.strategies"],
                              precision=values["gpu.precision"], systolic=values["gpu.systolic"],
-                             timeline=timeline, progress=progress, **kw)
+                             chip_precision=chip_precision, timeline=timeline, progress=progress, **kw)
             run, gpu_reports = result.run, [*result.gpu.values(), *([result.systolic] if result.systolic else [])]
             text = result.format()
         else:

@@ -49,7 +49,7 @@ DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "trai
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("model.layers", "--layers", "int_list", None,
-            f"layer sizes, input first (default {','.join(map(str, DEFAULT_LAYERS))}; not with --model)"),
+            f"layer sizes, input first (default: {','.join(map(str, DEFAULT_LAYERS))}; not with --model)"),
     Setting("model.nir", "--model", "str", None,
             "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
     Setting("model.neuron", "--neuron", "str", "published",
@@ -63,11 +63,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
     Setting("model.batch", "--batch", "int", 48, "batch size B"),
     Setting("model.max_activity", "--max-activity", "float", None,
-            f"sets each list's capacity K = even floor(a*n) (default {DEFAULT_MAX_ACTIVITY}; a --model graph: "
+            f"sets each list's capacity K = even floor(a*n) (default: {DEFAULT_MAX_ACTIVITY}; a --model graph: "
             f"K = n, every neuron listed)"),
     Setting("model.input_capacity", "--input-capacity", "int", None, "K of the input list (default: from max activity)"),
     Setting("model.theta2", "--theta2", "float", None,
-            f"gradient-candidate threshold (default {DEFAULT_THETA2}; a --model graph: -inf, every listed neuron)",
+            f"gradient-candidate threshold (default: {DEFAULT_THETA2}; a --model graph: -inf, every listed neuron)",
             commands=("simulate", "compare", "train"), group=NETWORK),
     Setting("model.overflow", "--overflow", "str", "lowest-index", "spike-list overflow policy",
             choices=("lowest-index", "random")),
@@ -76,12 +76,12 @@ SETTINGS: tuple[Setting, ...] = (
             "layer at half the max activity; docs/neurons.md)", commands=("simulate", "compare", "train"),
             group=NETWORK),
     Setting("run.execute", "--execute", "bool", False,
-            "execution-driven: real numerics on random input spikes (rate: input_activity)"),
+            "execution-driven: real numerics on random input spikes (rate: --input-activity)"),
     Setting("run.inference", "--inference", "bool", False,
             "simulate inference: the forward pass and loss only (no backward, no update, one step of state)",
             commands=("simulate",)),
     Setting("run.activity", "--activity", "fraction_list", None,
-            "rate-driven spike fraction per step, one or per layer (default: max activity / 2)"),
+            "rate-driven spike fraction per step (default: max activity / 2)"),
     Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
             "rate-driven fraction of gradient candidates (default: = activity)"),
     Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
@@ -92,7 +92,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
     Setting("run.precision", "--chip-precision", "str", None,
             "the chip program's number format: fp32, or fp16 (weights, state and matmuls in half precision, on "
-            "the AMP units' fp16 rate) (default fp32; --precision is the GPU's)", choices=("fp32", "fp16")),
+            "the AMP units' fp16 rate; the published program is fp32 only, so fp16 runs the fused one) (default: fp32; "
+            "--precision is the GPU's)", choices=("fp32", "fp16")),
     Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)",
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip",
@@ -101,10 +102,9 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("chip.set", "--set", "table", None, "override any chip field, e.g. --set sram_per_tile=1248000",
             commands=("simulate", "compare", "train"), group=CHIP),
-    Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`); train: timed for the "
-            "same steps", commands=("compare", "train"), group=CHIP),
+    Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`)", commands=("compare", "train"), group=CHIP),
     Setting("gpu.strategies", "--strategy", "str_list", ["compiled", "eager", "fused"],
-            "GPU execution strategies, comma-separated", choices=GPU_STRATEGIES,
+            "GPU execution strategies", choices=GPU_STRATEGIES,
             commands=("compare",)),
     Setting("gpu.precision", "--precision", "str", None,
             "GPU precision (default: the strategy's framework: tf32 for compiled on Ampere+, else fp32)",

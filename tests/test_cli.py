@@ -14,6 +14,7 @@ def test_readme_main_job_runs_as_written():
     assert "2312-978-978-976-10 on ipu-mk2" in out.stdout
     assert "samples/s" in out.stdout and "fwd.state_update" in out.stdout and "bwd.reduce2" in out.stdout
     assert "published schedule" in out.stdout  # the study's program is the default for its model
+    assert "6 weight-gradient copies per tile" in out.stdout  # as the user guide says the line shows
 
 
 def test_chips_lists_presets(capsys):

@@ -52,10 +52,12 @@ def test_strategy_that_does_not_fit_is_refused_not_fatal():
 def test_compare_with_no_arguments_prints_the_table():
     out = subprocess.run([sys.executable, "-m", "mimdsim", "compare"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "2312-978-978-976-10, T=100, B=48" in out.stdout
+    assert "2312-978-978-976-10, T=100, B=48, MIMD rate-driven (published program)" in out.stdout
     assert "MIMD ipu-mk2" in out.stdout and "a100-40gb compiled" in out.stdout and "a100-40gb fused" in out.stdout
     assert "tensorflow-xla" in out.stdout and "tf32" in out.stdout  # each column's framework and precision
     assert "seconds/step" in out.stdout and "speedup MIMD/GPU" in out.stdout
+    # the fp32 note names its columns: the compiled one runs tf32 already
+    assert "note: eager, fused: GPU matmuls in strict fp32" in out.stdout
 
 
 def test_compare_cli_json_and_errors(tmp_path, capsys):
@@ -85,3 +87,19 @@ def test_systolic_estimate_uses_the_array_cycles():
     assert r.kind_totals()["array"] == pytest.approx(expect)
     assert r.kind_totals()["dram"] == 0
     assert r.platform == "systolic" and r.samples_per_second > 0
+
+
+def test_chip_precision_reaches_the_chip_in_compare(tmp_path, capsys):
+    """``compare --chip-precision fp16`` crashed (two precision= arguments); now the chip runs fp16,
+    the GPU keeps its own --precision, and the table shows both."""
+    path = tmp_path / "c.json"
+    assert main(["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--chip-precision", "fp16",
+                 "--precision", "bf16", "--strategy", "fused", "--quiet", "--json", str(path)]) == 0
+    d = json.loads(path.read_text())
+    assert d["mimd"]["placement"]["precision"] == "fp16" and d["gpu"]["fused"]["placement"]["precision"] == "bf16"
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("precision"))
+    assert row.split()[1:] == ["fp16", "bf16"]
+    net = mimdsim.Network.feedforward([300, 200, 10])
+    c = mimdsim.compare(net, "ipu-mk2", "a100-40gb", timesteps=5, batch_size=4, activity=0.02,
+                        strategies=["fused"], chip_precision="fp16")
+    assert c.mimd.placement["precision"] == "fp16" and c.gpu["fused"].placement["precision"] == "fp32"

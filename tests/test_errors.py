@@ -166,6 +166,7 @@ import tracemalloc  # noqa: E402
 
 SIM = ["simulate", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
 CMP = ["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet"]
+WL = ["compare", "--quiet"]  # a workload comparison: the SNN step's flags would be refused
 TRAIN = ["train", "--data", "randman", "--classes", "3", "--inputs", "12", "--samples-per-class", "16",
          "--timesteps", "8", "--hidden", "16,8", "--max-activity", "0.25", "--batch", "8", "--tiles", "64",
          "--epochs", "1", "--quiet", "--no-gpu"]
@@ -255,14 +256,29 @@ BAD_INPUTS = [
     (CMP + ["--strategy", "magic"], r"--strategy: unknown value \['magic'\]; choose from"),
     (CMP + ["--strategy", ""], r"--strategy: unknown value ''"),
     (CMP + ["--precision", "fp64"], r"--precision: invalid choice: 'fp64'"),
+    # the dense PopTorch program: --max-activity was ignored, the published LIF got an API-terms fix
+    (SIM + ["--neuron", "leaky", "--schedule", "poptorch", "--max-activity", "0.01"],
+     r"--max-activity 0.01 with --schedule poptorch: the dense program lists every neuron"),
+    (SIM + ["--schedule", "poptorch"], r"--schedule poptorch runs the dense program .* pick a model with --neuron"),
+    (SIM + ["--static-input"], r"error: --static-input streams one input for every step, which only --schedule poptorch"),
+    # the chip's number format is --chip-precision in a library message's CLI terms (it said --precision)
+    (SIM + ["--chip-precision", "fp16", "--schedule", "published"], r"--chip-precision fp16 is not available there"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
-    (CMP + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
-    (CMP + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
-    (CMP + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
-    (CMP + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
-    (CMP + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
-    (CMP + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
-    (CMP + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
+    (WL + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
+    (WL + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
+    (WL + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
+    (WL + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
+    (WL + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
+    (WL + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
+    (WL + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
+    # a flag the workload would ignore is refused (--chip-precision fp16 ran the MLP in fp32)
+    (WL + ["--workload", "mlp", "--chip-precision", "fp16"], r"--workload mlp does not use --chip-precision .*"
+                                                            r"the chip and the GPU in --precision's format"),
+    (WL + ["--workload", "kalman", "--execute"], r"--workload kalman does not use --execute \(TOML: run.execute\)"),
+    (WL + ["--workload", "kalman", "--batch", "8"], r"--workload kalman does not use --batch"),
+    (WL + ["--workload", "mlp", "--tracks-per-tile", "8"], r"--workload mlp does not use --tracks-per-tile"),
+    (WL + ["--workload", "mlp", "--schedule", "fused"], r"--workload mlp does not use --schedule"),
+    (WL + ["--planes", "3"], r"--workload snn does not use --planes \(TOML: workload.planes\)"),
     # unwritable outputs, refused before the run
     (SIM + ["--json", "/nonexistent/dir/r.json"], r"--json '/nonexistent/dir/r.json': the folder '/nonexistent/dir' does "
                                                   r"not exist"),
@@ -271,7 +287,7 @@ BAD_INPUTS = [
     (SIM + ["--plot", "{d}/afile"], r"--plot '.*afile' is a file; give a folder"),
     (SIM + ["--trace", "/nonexistent/t.json"], r"--trace '/nonexistent/t.json'"),
     (SIM + ["--json", "{d}/same.json", "--trace", "{d}/same.json"], r"--json and --trace both write"),
-    (CMP + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
+    (WL + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
     # run FILE
     (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
     (["run", "{d}/bad.toml"], r"bad.toml: not valid TOML"),
@@ -404,11 +420,17 @@ def test_help_reads_well(capsys):
     flat = " ".join(text.split())
     assert flat.count("(default: 100)") == 1 and "(default: None)" not in flat and "(default: False)" not in flat
     assert "(default: max activity / 2) (default" not in flat
+    assert "one or per layer" not in flat and "(default " not in flat and "input_activity" not in flat
+    assert "execution-driven with --execute" in flat  # a description under the usage line
+    assert main(["compare", "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "comma-separated) (comma-separated" not in flat and "train:" not in flat and "(default " not in flat
     assert main(["run", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--tiles N" in text and "--set KEY=VALUE" in text and "FILE" in text
     assert main(["sweep", "--help"]) == 0
-    assert "--workers N" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "--workers N" in text and "computes only the missing points" in " ".join(text.split())
 
 
 def test_warnings_are_one_line_in_cli_terms(capsys):

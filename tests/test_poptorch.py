@@ -3,6 +3,8 @@ the matmul planner (the chosen split fits, a forced bad split is slower, memory 
 hand), real-valued inputs against snnTorch, the seed configuration for every neuron model in
 fp32 and fp16 on ipu-mk2 and bow, and the program choice through the API and errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -267,3 +269,16 @@ results = "out.jsonl"
     by = {(r["params"]["model.neuron"], r["params"]["run.static_input"]): r for r in recs}
     assert by[("leaky", True)]["cycles"]["host"] < by[("leaky", False)]["cycles"]["host"]
     assert by[("rsynaptic", False)]["cycles"]["compute"] > by[("leaky", False)]["cycles"]["compute"]
+
+
+def test_static_input_from_the_command_line_executes(capsys):
+    """``--execute --static-input`` draws one input per sample and repeats it at every step (it
+    drew a new one per step, which the static program refuses), and every layer spikes."""
+    from mimdsim.cli import main
+    assert main(["simulate", "--layers", "50,40,6", "--neuron", "leaky", "--schedule", "poptorch",
+                 "--static-input", "--timesteps", "5", "--batch", "4", "--execute", "--input-activity", "0.3",
+                 "--tiles", "64", "--quiet"]) == 0
+    out = capsys.readouterr()
+    assert "error" not in out.err and "never spiked" not in out.err
+    rows = [ln.split() for ln in out.out.splitlines() if re.match(r"\s+[012]\s+\d", ln)]
+    assert len(rows) == 3 and all(float(r[4].rstrip("%")) > 0 for r in rows)

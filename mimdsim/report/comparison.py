@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .report import PHASES, JsonOutput, Report, matmul_plan_lines
 
-TF32_NOTE = ("  note: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
+TF32_NOTE = ("  note: {cols}: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
              "cores for float32 matmuls on Ampere and later: try --precision tf32 (docs/validation.md)")
 
 
@@ -68,7 +68,8 @@ class Comparison(JsonOutput):
         if self.workload != "snn":
             return f"{m.model}, {m.batch_size:,} {self.unit.split('/')[0]} per run"
         precisions = {r.placement["precision"] for r in self.gpu.values()}
-        return (f"{m.model}, T={m.timesteps}, B={m.batch_size}, MIMD {m.mode}"
+        program = f" ({m.placement['schedule']} program)" if m.placement.get("schedule") else ""  # 4-5x apart
+        return (f"{m.model}, T={m.timesteps}, B={m.batch_size}, MIMD {m.mode}{program}"
                 + (f", GPU precision {precisions.pop()}" if len(precisions) == 1 else ""))
 
     def format(self) -> str:
@@ -85,7 +86,8 @@ class Comparison(JsonOutput):
 
         if any("framework" in r.placement for _, r in cols):  # what runs each GPU column, as it runs
             row("framework", lambda r: r.placement.get("framework", "-"))
-            row("precision", lambda r: r.placement.get("precision", "-") if r.platform == "gpu" else "-")
+            # the chip's number format too (--chip-precision), beside each GPU column's
+            row("precision", lambda r: r.placement.get("precision", "-") if r.platform in ("gpu", "mimd") else "-")
         row(self.unit, lambda r: f"{r.samples_per_second:,.0f}")
         row("seconds/step" if snn else "seconds/run", lambda r: f"{r.seconds_per_step:.3e}")
         for phase in [p for p in PHASES if any(r.phase_seconds().get(p) for _, r in cols)]:  # time spent
@@ -105,8 +107,9 @@ class Comparison(JsonOutput):
         lines += [f"  {s}: refused: {why}" for s, why in self.refused.items()]
         lines += matmul_plan_lines(self.mimd.placement)
         if snn:
-            if "fp32" in {r.placement["precision"] for r in self.gpu.values()}:
-                lines.append(TF32_NOTE)
+            fp32 = [k for k, r in self.gpu.items() if r.placement["precision"] == "fp32"]
+            if fp32:  # name the columns: another may run tf32 already (compiled on Ampere+)
+                lines.append(TF32_NOTE.format(cols=", ".join(fp32)))
         else:
             lines += [f"  note ({name}): {n}" for name, r in cols for n in r.notes[:3]]
         return "\n".join(lines)

@@ -145,7 +145,9 @@ class Report(JsonOutput):
         if "tiles_used" in pl:
             lines.append(f"  placement: {pl['tiles_used']} tiles on {pl['chips_used']} chip(s)"
                          + (f", {pl['neurons_per_tile']} neurons per tile" if "neurons_per_tile" in pl else "")
-                         + (f"; {pl['schedule']} schedule" if pl.get("schedule") else ""))
+                         + (f"; {pl['schedule']} schedule" if pl.get("schedule") else "")
+                         + (f", {pl['weight_grad_copies']} weight-gradient cop{'y' if pl['weight_grad_copies'] == 1 else 'ies'}"
+                            f" per tile" if pl.get("weight_grad_copies") else ""))  # the published op's choice
         lines += matmul_plan_lines(pl)
         if self.layers:
             lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"

@@ -19,6 +19,34 @@ def kalman_schedule(schedule):
     return schedule or "published"
 
 
+# The settings each workload reads besides the chip's (chip.*), --gpu, --json, --quiet and its own
+# workload.* flags; any other setting given a value other than its default is refused, not ignored.
+USES = {"kalman": {"run.schedule", "workload.tracks_per_tile", "workload.planes", "workload.variant",
+                   "workload.covariance", "workload.cpu", "workload.cpu_cores"},
+        "mlp": {"model.batch", "gpu.precision", "workload.mlp_layers", "workload.utilisation"}}
+COMMON = {"workload.name", "workload.resident", "workload.batches", "gpu.preset", "output.json", "output.quiet"}
+
+
+def check_unused(values: dict) -> None:
+    """Refuse a setting the workload would ignore (the SNN step's, or another workload's), naming
+    its flag: ``--workload mlp --chip-precision fp16`` ran in fp32 without a word, and ``compare
+    --planes 3`` ran the SNN step."""
+    from ..settings import SETTINGS
+
+    name = values.get("workload.name", "snn")
+    for s in SETTINGS:
+        if s.key not in values or s.key.startswith(("chip.", "output.")) or s.key in COMMON \
+                or s.key in USES.get(name, ()):  # output.*: execute_workload names --json instead
+            continue
+        if name == "snn" and not s.key.startswith("workload."):  # the SNN step reads the rest
+            continue
+        if values[s.key] not in (None, s.default):
+            hint = ("; the MLP runs the chip and the GPU in --precision's format" if s.key == "run.precision"
+                    and name == "mlp" else "")
+            raise ConfigError(f"--workload {name} does not use {s.flag} (TOML: {s.key}){hint}: drop it, or run "
+                              f"the workload that takes it")
+
+
 def execute_workload(values: dict, *, out=print):
     """Run a workload comparison from the settings, print its table and write ``output.json``."""
     v = values
@@ -26,6 +54,7 @@ def execute_workload(values: dict, *, out=print):
         if v.get(key):
             raise ConfigError(f"{key} is written for the SNN step only; for --workload {v['workload.name']} use "
                               f"--json (output.json)")
+    check_unused(v)
     sys_ = build_system(v)
     # the workload spreads over every tile of the system: refuse a system whose per-tile arrays
     # (a dozen int64/float64 per tile) would not fit this machine, before allocating them
