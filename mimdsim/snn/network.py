@@ -420,7 +420,7 @@ def init_recurrent(recurrence, n, *, seed=0, dtype=np.float32):
     neuron); all-to-all uniform in [-1/sqrt(n), 1/sqrt(n)] (``nn.Linear``'s default), as
     ``[from, to]``."""
     if recurrence == "one-to-one":
-        return np.ones(n, dtype=dtype)
+        return np.full(n, ONE_TO_ONE_V, dtype=dtype)
     if recurrence == "all-to-all":
         rng = np.random.default_rng(seed + 500)
         return (rng.uniform(-1, 1, (n, n)) / math.sqrt(n)).astype(dtype)
@@ -453,12 +453,16 @@ INIT_GRID = 24  # current scales tried at once per refinement (three refinements
 FIXED_AFTER = 4  # a run of identical layers reuses its 4th layer's scale (the chain has settled)
 
 
+ONE_TO_ONE_V = 1.0  # snnTorch's RLeaky/RSynaptic default V (all_to_all=False)
+
+
 def _model_spikes(spec: NeuronSpec, unit: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
     """Spikes ``[steps, len(sigmas), neurons]`` of populations of ``spec`` neurons whose input
     current is ``sigma * unit`` (``unit``: [steps, neurons]), one population per sigma: the
     spec's input gain, decay (beta, snnTorch's clamp to [0, 1]), synaptic or alpha filter,
     threshold and reset (zero; subtract, after the decay of the next step when the reset is
-    delayed, as snnTorch's; none). Vectorised over sigmas and neurons; a loop over the steps."""
+    delayed, as snnTorch's; none) and one-to-one recurrence at its initial V. Vectorised over
+    sigmas and neurons; a loop over the steps."""
     g = float(np.mean(spec.input_gain()))
     beta = float(np.clip(np.mean(spec.decay()), 0, 1))
     a = float(np.clip(np.mean(spec.alpha), 0, 1)) if spec.model in ("synaptic", "alpha") else 0.0
@@ -472,8 +476,9 @@ def _model_spikes(spec: NeuronSpec, unit: np.ndarray, sigmas: np.ndarray) -> np.
     out = np.zeros((unit.shape[0],) + shape, dtype=bool)
     fired = np.zeros(shape, dtype=bool)
     late = spec.reset == "subtract" and spec.reset_delay and spec.model != "alpha"  # u = beta m + J - R theta
+    self_excitation = g * ONE_TO_ONE_V if spec.recurrence == "one-to-one" else 0.0
     for t in range(unit.shape[0]):
-        J = scale * unit[t]
+        J = scale * unit[t] + self_excitation * fired  # one-to-one recurrence: V S[t-1]
         if spec.model == "synaptic":
             s = a * s + J
             u = beta * u + s
