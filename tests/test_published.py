@@ -174,3 +174,18 @@ def test_published_lists_are_the_ops_lists(max_activity):
         np.testing.assert_array_equal(run.stats.dropped_spikes[1][t], spikes - gen["num"][:, 0])
     if max_activity == 0.8:
         assert K > -(-512 // spread) and run.stats.dropped_spikes[1].sum() > 0  # the tile cap cut, and it is counted
+
+
+def test_single_thread_weight_gradient_where_the_six_copy_plan_does_not_fit():
+    """examples/scaling.py at 16 neurons per tile (700-976x23-20, T = 10, B = 24): the
+    weight-sized tensors alone fit six copies, the tile's whole plan does not (tile 70: 702,112
+    B). The program takes the op's single-thread weight gradient instead of refusing."""
+    net = mimdsim.Network.feedforward([700] + [976] * 23 + [20], max_activity=0.01, input_capacity=48)
+    system = mimdsim.system("ipu-mk2")
+    kw = dict(timesteps=10, batch_size=24, neurons_per_tile=16, schedule="published")
+    program = compile_program(net.sizes, net.capacities, system, **kw)
+    assert program.plan.weight_grad_copies == 1
+    check_fits(program)
+    with pytest.raises(mimdsim.OutOfTileMemory, match="grad_copies"):  # six copies, forced
+        six = compile_program(net.sizes, net.capacities, system, **kw, weight_grad_copies=6)
+        check_fits(six)

@@ -237,7 +237,8 @@ def check_step(timesteps, batch_size, optimizer) -> None:
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
-                    training: bool = True, schedule: str | None = None, static_input: bool = False) -> Program:
+                    training: bool = True, schedule: str | None = None, static_input: bool = False,
+                    weight_grad_copies: int | None = None) -> Program:
     """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
 
     ``schedule``: ``"published"`` lowers the program the published study ran (its op as built,
@@ -253,6 +254,8 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     ce_count). ``precision`` ("fp32" or "fp16") sets the bytes of every value.
     ``training=False`` lowers inference instead: the same forward pass and loss, no
     backward pass or update, and only what the forward pass keeps (:func:`forward_only`).
+    ``weight_grad_copies`` (``"published"`` only): 6 forces the op's per-worker weight-gradient
+    copies, 1 its single-thread vertex; None takes six where the whole program fits, else one.
     ``static_input=True`` (``"poptorch"`` only): the same input at every step, streamed once
     (``[B, n_in]``), as the study fed one image per sample to ``fc1`` at every step.
     """
@@ -278,6 +281,10 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
                           f"the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
                           f"program PopTorch builds")
+    if weight_grad_copies is not None and (schedule != "published" or weight_grad_copies not in (1, 6)):
+        raise ConfigError(f"weight_grad_copies={weight_grad_copies!r}: the published op's weight gradient runs "
+                          f"6 per-worker copies or 1 single-thread vertex; it applies to schedule='published' only "
+                          f"(got schedule={schedule!r})")
     if static_input and schedule != "poptorch":
         raise ConfigError(f"static_input=True streams one input for every step, which only schedule='poptorch' "
                           f"models; got schedule={schedule!r}")
@@ -290,17 +297,31 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         tensors, steps, loss_tile = dense.lower(low)
         schedule, chunk = "dense", 64
     elif schedule == "published":
-        tensors, steps, loss_tile, copies = published.lower(low)
+        tensors, steps, loss_tile, copies = published.lower(low, copies=weight_grad_copies)
     else:
         tensors, steps, loss_tile = lists.lower(low, scan_chunk)
-    program = Program(system, layout, low.T, low.B, tensors, steps,
-                      ProgramMeta(describe_sizes(sizes), "snn", precision),
-                      SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile, dense=any(st.dense),
-                              schedule=schedule, weight_grad_copies=copies, matmuls=matmuls))
-    if not training:
-        forward_only(program)
-    add_code(program)
+
+    def assemble(tensors, steps, loss_tile, copies):
+        program = Program(system, layout, low.T, low.B, tensors, steps,
+                          ProgramMeta(describe_sizes(sizes), "snn", precision),
+                          SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile,
+                                  dense=any(st.dense), schedule=schedule, weight_grad_copies=copies,
+                                  matmuls=matmuls))
+        if not training:
+            forward_only(program)
+        add_code(program)
+        return program
+
+    program = assemble(tensors, steps, loss_tile, copies)
+    if weight_grad_copies is None and copies is not None and copies > 1 and training and not fits(program):
+        # the op's single-thread weight gradient, as the study's runs that cannot hold six copies
+        program = assemble(*published.lower(low, copies=1))
     return program
+
+
+def fits(program: Program) -> bool:
+    """Whether every tile's planned bytes fit its SRAM."""
+    return bool(np.all(program.tile_bytes() <= program.system.chip.sram_per_tile))
 
 
 @dataclass(frozen=True)

@@ -136,8 +136,9 @@ def runs_published(st) -> bool:
             and not any(st.dense) and r.loss == "ce_count" and not r.num_classes and not r.activity_l1)
 
 
-def lower(low: LayerContext):
-    """``(tensors, schedule, loss tile)`` of the published training step."""
+def lower(low: LayerContext, copies: int | None = None):
+    """``(tensors, schedule, loss tile, weight-gradient copies)`` of the published training step;
+    ``copies`` (6 or 1) overrides the weight-gradient scheme :meth:`_Published.weight_grad_copies` picks."""
     st = low.st
     if low.precision != "fp32":
         raise ConfigError(f"schedule='published' runs the op as built, in float32; precision={low.precision!r} "
@@ -145,11 +146,11 @@ def lower(low: LayerContext):
     if not runs_published(st):
         raise UnsupportedModel("schedule='published' is the published sparse LIF (leaky layers, one-step delay, "
                                "no bias, no recurrence, spike lists); use schedule='fused' for other models")
-    return _Published(low).build()
+    return _Published(low, copies).build()
 
 
 class _Published:
-    def __init__(self, low: LayerContext):
+    def __init__(self, low: LayerContext, copies: int | None = None):
         self.low = low
         L, B = low.L, low.B
         self.layers = low.layout.layers
@@ -176,7 +177,7 @@ class _Published:
             self.grad_tile.append(tiles)
         self.tensors = TensorList()
         self.group = 0
-        self.copies = self.weight_grad_copies()
+        self.copies = self.weight_grad_copies() if copies is None else copies
 
     def weight_grad_copies(self) -> int:
         """Weight-gradient copies per tile: the stored build calls ``calcLIFWeightGrad`` (one vertex
@@ -184,7 +185,9 @@ class _Published:
         ``calcLIFWeightGrad_singleThread`` (one vertex per tile over the whole batch, one gradient).
         The study ran configurations whose six copies cannot fit a tile (16-32 neurons per tile):
         those runs must have used the single-thread scheme, so it is taken where the copies do not
-        fit (docs/as-built/graphcore_snn.md §4, B7)."""
+        fit (docs/as-built/graphcore_snn.md §4, B7). This first test counts the weight-sized tensors
+        only; :func:`compile_program` also falls back to one copy when the whole six-copy program
+        does not fit a tile."""
         limit = self.low.system.chip.sram_per_tile
         per_weight = 2 + (2 if self.low.optimizer == "adam" else 0)  # weights, final gradient (+ Adam's moments)
         worst = max((WORKERS_PER_TILE + per_weight) * self.low.sizes[l - 1] * int(p.n_local.max()) * F32
