@@ -12,23 +12,15 @@ import mimdsim
 from kernels.poplin import amp_matmul_cycles, conv_units
 from kernels.tile import Tile
 from mimdsim.errors import ConfigError
-from mimdsim.snn import NeuronSpec
+from mimdsim.snn.zoo import ZOO
 from mimdsim.workloads.snn.lower import compile_program
 from mimdsim.workloads.snn.matmul_plan import AVAILABLE_MEMORY_PROPORTION, plan_matmul
 
 MK2 = mimdsim.chip("ipu-mk2")
 
 # the seed configuration's neuron models (Sun et al.: Leaky beta 0.9; the zoo's others)
-MODELS = {
-    "leaky": NeuronSpec("leaky", beta=0.9, surrogate="fast_sigmoid"),
-    "synaptic": NeuronSpec("synaptic", alpha=0.8, beta=0.9, surrogate="fast_sigmoid"),
-    "alpha": NeuronSpec("alpha", alpha=0.95, beta=0.9, surrogate="fast_sigmoid"),
-    "lapicque": NeuronSpec("lapicque", beta=0.9, surrogate="fast_sigmoid"),
-    "rleaky-one-to-one": NeuronSpec("leaky", beta=0.9, recurrence="one-to-one", surrogate="fast_sigmoid"),
-    "rleaky-all-to-all": NeuronSpec("leaky", beta=0.9, recurrence="all-to-all", surrogate="fast_sigmoid"),
-    "rsynaptic-all-to-all": NeuronSpec("synaptic", alpha=0.8, beta=0.9, recurrence="all-to-all",
-                                       surrogate="fast_sigmoid"),
-}
+MODELS = {**{k: ZOO[k] for k in ("leaky", "synaptic", "alpha", "lapicque", "rleaky-one-to-one")},
+          "rleaky-all-to-all": ZOO["rleaky"], "rsynaptic-all-to-all": ZOO["rsynaptic"]}
 
 
 def test_amp_vertex_cycles_by_hand():
