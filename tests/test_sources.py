@@ -317,3 +317,70 @@ def test_deal_jobs_compiled_equals_numpy():
     want = [tl.deal_jobs(jobs, row, t) for row in instr]  # one row: the numpy path
     assert np.array_equal(got[0], want[0][0])
     assert np.array_equal(got[1], np.stack([w[1] for w in want]))
+
+
+def _run_both_ways(net, x, y, chip=CHIP):
+    """The same execution-driven step with the whole-loop path and iteration by iteration."""
+    taken = []
+    real = ExecutionSource.loop_work
+
+    def spy(self, vertex_sets, ts):
+        out = real(self, vertex_sets, ts)
+        taken.append(out is not None)
+        return out
+    try:
+        ExecutionSource.loop_work = spy
+        whole = mimdsim.simulate(net, chip, inputs=x, labels=y)
+        ExecutionSource.loop_work = lambda self, vertex_sets, ts: None
+        per = mimdsim.simulate(net, chip, inputs=x, labels=y)
+    finally:
+        ExecutionSource.loop_work = real
+    return whole, per, taken
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_execution_loops_whole_or_per_iteration_give_the_same_step():
+    rng = np.random.default_rng(3)
+    cases = [(network(), 6, 3, CHIP, [True, True]),  # lists overflow (capacities below the activity)
+             (network(), 9, 7, mimdsim.chip("ipu-mk2", tiles=64), [True, True]),  # 7 samples on 6 workers
+             # every spike listed: a spread tile's cap can cut a list, that forward loop runs per iteration
+             (mimdsim.Network.feedforward([40, 600, 10], weight_scale=8.0, capacities=[40, 400, 10]),
+              4, 2, "ipu-mk2", [False, True])]
+    for net, steps, batch, chip, paths in cases:
+        x = (rng.random((steps, batch, net.sizes[0])) < 0.3).astype(np.uint8)
+        y = rng.integers(0, net.sizes[-1], batch)
+        whole, per, taken = _run_both_ways(net, x, y, chip)
+        assert taken == paths
+        assert whole.report.to_dict() == per.report.to_dict()
+        assert float(whole.loss) == float(per.loss)
+        assert all(_same_bits(a, b) for a, b in zip(whole.grads, per.grads))
+        assert _same_bits(whole.counts, per.counts)
+        for l in range(net.num_layers + 1):
+            assert _same_bits(whole.stats.listed[l], per.stats.listed[l])
+            assert _same_bits(whole.stats.dropped_spikes[l], per.stats.dropped_spikes[l])
+        for a, b in zip(whole.traces, per.traces):
+            assert all(_same_bits(a[k], b[k]) for k in a)
+
+
+def test_reduce_partials_sums_as_numpy_does():
+    from kernels import reduce
+    from kernels.layer_loops import pairwise_sum, reduce_partials, reducible
+    rng = np.random.default_rng(0)
+    for tiles, starts in [(489, np.arange(0, 489, 24)), (5, np.array([0])), (7, np.array([0, 1, 2, 4])),
+                          (300, np.array([0, 129, 137, 138, 200])), (128, np.arange(128))]:
+        assert reducible(starts, tiles)
+        P = (rng.standard_normal((3, 4, tiles)) * rng.random((3, 4, tiles)) ** 6).astype(np.float32)
+        P[0, 0] = -0.0  # signed zeros: NumPy's sums keep -0.0 only where every term is -0.0
+        P[0, 1, ::2] = 0.0
+        P[0, 1, 1::2] = -0.0
+        got = np.empty((3, 4), np.float32)
+        reduce_partials(P, starts, got, np.empty(starts.size, np.float32))
+        assert _same_bits(got, reduce.reduce_groups(P, starts).sum(axis=-1))
+    a = rng.standard_normal(200).astype(np.float32)
+    for lo, hi in [(0, 0), (3, 10), (0, 8), (5, 133), (1, 17)]:
+        assert _same_bits(np.float32(0) + np.float32(pairwise_sum(a, lo, hi)), a[lo:hi].sum())  # sum starts at 0
+    assert not reducible(np.array([0]), 130)

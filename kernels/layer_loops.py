@@ -1,0 +1,141 @@
+"""One layer's numerics for every timestep of a loop in one compiled call.
+
+The execution-driven step runs the same codelet kernels as the per-superstep path
+(``lif.gather_rows``, ``lif.leaky_update``, ``spikes.spike_lists_per_neuron``,
+``graphcore_snn.scan_hits``, ``bptt.leaky_backward``, ``bptt.weight_grad``), in a loop over
+the timesteps inside compiled code instead of one Python call per vertex set and timestep.
+With feedforward layers (no recurrence between layers) a layer's values at every step depend
+only on its own earlier steps and on the layer below (forward) or above (backward), so the
+layers can run one after the other, each over all its steps: every number is the per-step
+path's.
+
+The cross-tile reduction of the input-spike gradient is fused into the partial products
+(``input_grad_reduced``): the per-tile partials, their stage-1 group sums and the stage-2 sum
+are added in the order NumPy adds them (``np.add.reduceat`` and ``ndarray.sum`` over the last
+axis: pairwise summation, see ``pairwise_sum``), so the results are bit for bit the ones of
+``reduce.reduce_groups(P, starts).sum(-1)`` (``tests/test_sources.py`` checks both against
+NumPy; a NumPy that changed its summation would show there).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import njit
+from .bptt import input_grad_partials, leaky_backward, weight_grad
+from .graphcore_snn import scan_hits
+from .lif import gather_rows, leaky_update
+from .spikes import spike_lists_per_neuron
+
+
+PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE: longer runs are split in halves (not done here)
+
+
+@njit(cache=True)
+def pairwise_sum(a, lo, hi):
+    """``a[lo:hi]`` (at most ``PAIRWISE_BLOCK`` values) summed as NumPy's float reductions sum
+    a contiguous run (its ``pairwise_sum``: below 8 values one by one from -0.0; else eight
+    running sums combined as a tree, then the rest one by one). Not recursive: numba's cache
+    does not reload recursive functions safely; callers check the length."""
+    n = hi - lo
+    if n < 8:
+        res = a.dtype.type(-0.0)
+        for i in range(lo, hi):
+            res += a[i]
+        return res
+    r0 = a[lo]
+    r1 = a[lo + 1]
+    r2 = a[lo + 2]
+    r3 = a[lo + 3]
+    r4 = a[lo + 4]
+    r5 = a[lo + 5]
+    r6 = a[lo + 6]
+    r7 = a[lo + 7]
+    i = 8
+    end = n - n % 8
+    while i < end:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+def reducible(group_starts, tiles) -> bool:
+    """True where ``reduce_partials`` sums every run exactly as NumPy does (no run longer than
+    ``PAIRWISE_BLOCK``)."""
+    starts = np.asarray(group_starts)
+    sizes = np.diff(np.append(starts, tiles))
+    return starts.size <= PAIRWISE_BLOCK and (sizes.size == 0 or sizes.max() - 1 <= PAIRWISE_BLOCK)
+
+
+@njit(cache=True)
+def reduce_partials(P, group_starts, out, scratch):
+    """``out[b, k] = np.add.reduceat(P, group_starts, axis=-1).sum(axis=-1)[b, k]``, exactly:
+    a group's sum is its first partial plus the pairwise sum of the rest (``reduceat``), the
+    groups' sums are added as ``sum`` adds them (from zero, pairwise). ``scratch``: ``[groups]``."""
+    B, K, tiles = P.shape
+    G = group_starts.shape[0]
+    zero = P.dtype.type(0)
+    for b in range(B):
+        for k in range(K):
+            row = P[b, k]
+            for g in range(G):
+                lo = group_starts[g]
+                hi = group_starts[g + 1] if g + 1 < G else tiles
+                if hi - lo > 1:
+                    scratch[g] = row[lo] + pairwise_sum(row, lo + 1, hi)
+                else:
+                    scratch[g] = row[lo]
+            out[b, k] = zero + pairwise_sum(scratch, 0, G)
+
+
+@njit(cache=True)
+def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, whole, reset_delay, K,
+                  U, M, I, zero_state, ids, cnt, drop, bounds, cap, hits, scanned):
+    """Forward pass of one leaky layer over all steps ``t = 0..T-1``: ``I = W^T x`` of the input
+    list of step ``t - delay`` (nothing before it), the state update into ``U[t]``/``M[t]``, the
+    step's list (lowest ids, spikes then candidates, capacity K: ``ids[t]``, ``cnt[t]``,
+    ``drop[t]``) and the published scan's work (``hits[t]``, ``scanned[t]``)."""
+    T, B, n = U.shape
+    flagged = np.empty((B, 1), dtype=np.int64)
+    for t in range(T):
+        ts = t - delay
+        if ts >= 0:
+            gather_rows(W, in_ids[ts], in_cnt[ts], I, False)
+        else:
+            I[...] = 0
+        m_prev = M[t - 1] if t > 0 else zero_state
+        leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, U[t], M[t])
+        spike_lists_per_neuron(U[t], theta, theta2, K, n, n, False, 0, ids[t], cnt[t], drop[t], flagged)
+        scan_hits(U[t], theta, theta2, bounds, cap, hits[t], scanned[t])
+
+
+@njit(cache=True)
+def backward_leaky(dm, dS_all, ids, listed, dSd, U, M, zero_state, gain, decay, theta, reset, whole, reset_delay,
+                   in_grad, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta, dW_copies, worker, in_ids, in_spk, in_listed,
+                   delay, W, tile_starts, group_starts, P, scratch, dS_in, has_input_grad):
+    """Backward pass of one leaky layer over all steps ``t = T-1..0``: the surrogate scatter
+    (``leaky_backward``, the list gradient ``dS_all[t]``), the weight-gradient accumulation into
+    the per-worker copies and, with ``has_input_grad``, the input-spike gradient of the input
+    list of step ``t - delay``, reduced over the tiles into ``dS_in[t - delay]``."""
+    T = U.shape[0]
+    for t in range(T - 1, -1, -1):
+        m_prev = M[t - 1] if t > 0 else zero_state
+        leaky_backward(dm, dS_all[t], ids[t], listed[t], dSd, U[t], m_prev, gain, decay, theta, reset, whole,
+                       reset_delay, in_grad, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta)
+        ts = t - delay
+        if ts < 0:
+            continue  # nothing was read: no rows to add, no list to send a gradient to
+        weight_grad(dW_copies, worker, in_ids[ts], in_spk[ts], dI)
+        if has_input_grad:
+            input_grad_partials(W, in_ids[ts], in_listed[ts], dI, tile_starts, P)
+            reduce_partials(P, group_starts, dS_in[ts], scratch)
