@@ -1,9 +1,10 @@
 """One layer's numerics for every timestep of a loop in one compiled call.
 
 The execution-driven step runs the same codelet kernels as the per-superstep path
-(``lif.gather_rows``, ``lif.leaky_update``, ``spikes.spike_lists_per_neuron``,
-``graphcore_snn.scan_hits``, ``bptt.leaky_backward``, ``bptt.weight_grad``), in a loop over
-the timesteps inside compiled code instead of one Python call per vertex set and timestep.
+(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``, ``bptt.weight_grad``,
+``bptt.input_grad_partials``), in a loop over the timesteps inside compiled code instead of one
+Python call per vertex set and timestep; the list and the scan's work come from one pass
+(``scan_lists``: what ``spikes.spike_lists_per_neuron`` and ``graphcore_snn.scan_hits`` give).
 With feedforward layers (no recurrence between layers) a layer's values at every step depend
 only on its own earlier steps and on the layer below (forward) or above (backward), so the
 layers can run one after the other, each over all its steps: every number is the per-step
@@ -22,9 +23,7 @@ import numpy as np
 
 from ._jit import njit
 from .bptt import input_grad_partials, leaky_backward, weight_grad
-from .graphcore_snn import scan_hits
 from .lif import gather_rows, leaky_update
-from .spikes import spike_lists_per_neuron
 
 
 PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE: longer runs are split in halves (not done here)
@@ -98,6 +97,68 @@ def reduce_partials(P, group_starts, out, scratch):
             out[b, k] = zero + pairwise_sum(scratch, 0, G)
 
 
+SKIP_BLOCK = 16  # neurons checked at once for any id above the lower threshold (a vectorised count)
+
+
+@njit(cache=True)
+def scan_lists(U, theta1, theta2, theta_low, K, bounds, cap, worker_of, ids, cnt, drop, hits, scanned, cand):
+    """One pass over ``U[B, n]`` for the list and the published scan's work: what
+    ``spikes.spike_lists_per_neuron(U, theta1, theta2, K, n, n, False, ...)`` (the lowest K
+    spikes, then the lowest candidates theta2 < U <= theta1 up to K) and
+    ``graphcore_snn.scan_hits`` compute. Blocks of neurons with no U above ``theta_low =
+    min(theta1, theta2)`` (a spike or a candidate there) are skipped after one vectorised
+    count. ``worker_of[i]``: the scan worker whose range holds neuron i; ``cand``: ``[K]``."""
+    B, n = U.shape
+    W = bounds.shape[0] - 1
+    for b in range(B):
+        cb = b if cap.shape[0] > 1 else 0
+        for w in range(W):
+            hits[b, 0, w] = 0
+            hits[b, 1, w] = 0
+            scanned[b, 0, w] = bounds[w + 1] - bounds[w]
+            scanned[b, 1, w] = bounds[w + 1] - bounds[w]
+        ns = 0
+        nc = 0
+        row = U[b]
+        for lo in range(0, n, SKIP_BLOCK):
+            hi = min(lo + SKIP_BLOCK, n)
+            m = 0
+            for i in range(lo, hi):
+                m += row[i] > theta_low[i]
+            if m == 0:
+                continue
+            for i in range(lo, hi):
+                u = row[i]
+                if u > theta1[i]:
+                    w = worker_of[i]
+                    h = hits[b, 0, w] + 1
+                    hits[b, 0, w] = h
+                    if h == cap[cb, 0, w]:
+                        scanned[b, 0, w] = i - bounds[w] + 1
+                    if ns < K:
+                        ids[b, ns] = i
+                    ns += 1
+                elif u > theta2[i]:
+                    w = worker_of[i]
+                    h = hits[b, 1, w] + 1
+                    hits[b, 1, w] = h
+                    if h == cap[cb, 1, w]:
+                        scanned[b, 1, w] = i - bounds[w] + 1
+                    if nc < K:
+                        cand[nc] = i
+                    nc += 1
+        keep_s = min(ns, K)
+        keep_c = min(nc, K - keep_s)
+        for s in range(keep_c):
+            ids[b, keep_s + s] = cand[s]
+        for s in range(keep_s + keep_c, K):
+            ids[b, s] = -1
+        cnt[b, 0] = keep_s
+        cnt[b, 1] = keep_s + keep_c
+        drop[b, 0] = ns - keep_s
+        drop[b, 1] = nc - keep_c
+
+
 @njit(cache=True)
 def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, whole, reset_delay, K,
                   U, M, I, zero_state, ids, cnt, drop, bounds, cap, hits, scanned):
@@ -106,7 +167,13 @@ def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, w
     step's list (lowest ids, spikes then candidates, capacity K: ``ids[t]``, ``cnt[t]``,
     ``drop[t]``) and the published scan's work (``hits[t]``, ``scanned[t]``)."""
     T, B, n = U.shape
-    flagged = np.empty((B, 1), dtype=np.int64)
+    theta_low = np.minimum(theta, theta2)
+    W_ = bounds.shape[0] - 1
+    worker_of = np.empty(n, dtype=np.int64)
+    for w in range(W_):
+        for i in range(bounds[w], bounds[w + 1]):
+            worker_of[i] = w
+    cand = np.empty(max(K, 1), dtype=np.int64)
     for t in range(T):
         ts = t - delay
         if ts >= 0:
@@ -115,8 +182,8 @@ def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, w
             I[...] = 0
         m_prev = M[t - 1] if t > 0 else zero_state
         leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, U[t], M[t])
-        spike_lists_per_neuron(U[t], theta, theta2, K, n, n, False, 0, ids[t], cnt[t], drop[t], flagged)
-        scan_hits(U[t], theta, theta2, bounds, cap, hits[t], scanned[t])
+        scan_lists(U[t], theta, theta2, theta_low, K, bounds, cap, worker_of, ids[t], cnt[t], drop[t], hits[t],
+                   scanned[t], cand)
 
 
 @njit(cache=True)

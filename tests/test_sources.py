@@ -384,3 +384,32 @@ def test_reduce_partials_sums_as_numpy_does():
     for lo, hi in [(0, 0), (3, 10), (0, 8), (5, 133), (1, 17)]:
         assert _same_bits(np.float32(0) + np.float32(pairwise_sum(a, lo, hi)), a[lo:hi].sum())  # sum starts at 0
     assert not reducible(np.array([0]), 130)
+
+
+def test_scan_lists_equals_the_list_builder_and_the_scan_count():
+    from kernels import spikes
+    from kernels.graphcore_snn import scan_hits
+    from kernels.layer_loops import scan_lists
+    rng = np.random.default_rng(5)
+    B, n = 5, 203
+    bounds = np.array([0, 30, 31, 100, 150, 203])
+    W = bounds.size - 1
+    worker_of = np.repeat(np.arange(W), np.diff(bounds))
+    for K, th2, frac in [(4, 0.9, 0.1), (40, 0.9, 0.3), (1, -np.inf, 0.05), (8, 1.2, 0.2), (203, 0.5, 0.9)]:
+        U = (rng.random((B, n)) < frac) * rng.uniform(0.5, 1.5, (B, n))
+        U[0, 7] = np.nan
+        U = U.astype(np.float32)
+        th1 = np.full(n, 1.0, np.float32)
+        t2 = np.full(n, th2, np.float32)
+        t2[::7] = 0.7
+        cap = rng.integers(1, 6, (B, 2, W))
+        want = [np.empty((B, K), np.int32), np.empty((B, 2), np.int64), np.empty((B, 2), np.int64)]
+        spikes.spike_lists_per_neuron(U, th1, t2, K, n, n, False, 0, *want, np.empty((B, 1), np.int64))
+        want_hits, want_scanned = np.empty((B, 2, W), np.int64), np.empty((B, 2, W), np.int64)
+        scan_hits(U, th1, t2, bounds, cap, want_hits, want_scanned)
+        got = [np.empty((B, K), np.int32), np.empty((B, 2), np.int64), np.empty((B, 2), np.int64)]
+        hits, scanned = np.empty((B, 2, W), np.int64), np.empty((B, 2, W), np.int64)
+        scan_lists(U, th1, t2, np.minimum(th1, t2), K, bounds, cap, worker_of, *got, hits, scanned,
+                   np.empty(K, np.int64))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
+        assert np.array_equal(hits, want_hits) and np.array_equal(scanned, want_scanned)

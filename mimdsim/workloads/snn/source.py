@@ -708,8 +708,10 @@ class ExecutionSource(_Source):
                     g = vs.geometry
                     if g.get("role") != "published_scan":
                         continue
-                    if self.capacities[l] > -(-self.sizes[l] // g["spread"]) or np.min(g["cap"]) < 1:
-                        return None
+                    bounds = np.asarray(g["bounds"])
+                    if (self.capacities[l] > -(-self.sizes[l] // g["spread"]) or np.min(g["cap"]) < 1
+                            or bounds[0] != 0 or bounds[-1] != self.sizes[l] or np.any(np.diff(bounds) < 0)):
+                        return None  # a cap below K can cut the list, or the workers' ranges miss neurons
         return backward, layers
 
     def _layer_delay(self, l):
