@@ -97,17 +97,15 @@ def reduce_partials(P, group_starts, out, scratch):
             out[b, k] = zero + pairwise_sum(scratch, 0, G)
 
 
-SKIP_BLOCK = 16  # neurons checked at once for any id above the lower threshold (a vectorised count)
-
-
 @njit(cache=True)
-def scan_lists(U, theta1, theta2, theta_low, K, bounds, cap, worker_of, ids, cnt, drop, hits, scanned, cand):
+def scan_lists(U, theta1, theta2, theta_low, K, bounds, cap, worker_of, ids, cnt, drop, hits, scanned, cand, found):
     """One pass over ``U[B, n]`` for the list and the published scan's work: what
     ``spikes.spike_lists_per_neuron(U, theta1, theta2, K, n, n, False, ...)`` (the lowest K
     spikes, then the lowest candidates theta2 < U <= theta1 up to K) and
-    ``graphcore_snn.scan_hits`` compute. Blocks of neurons with no U above ``theta_low =
-    min(theta1, theta2)`` (a spike or a candidate there) are skipped after one vectorised
-    count. ``worker_of[i]``: the scan worker whose range holds neuron i; ``cand``: ``[K]``."""
+    ``graphcore_snn.scan_hits`` compute. A branch-free pass first collects the neurons above
+    ``theta_low = min(theta1, theta2)`` (a spike or a candidate: few at low activity) into
+    ``found[n]``; only those are then sorted into spikes and candidates. ``worker_of[i]``: the
+    scan worker whose range holds neuron i; ``cand``: ``[K]``."""
     B, n = U.shape
     W = bounds.shape[0] - 1
     for b in range(B):
@@ -117,36 +115,34 @@ def scan_lists(U, theta1, theta2, theta_low, K, bounds, cap, worker_of, ids, cnt
             hits[b, 1, w] = 0
             scanned[b, 0, w] = bounds[w + 1] - bounds[w]
             scanned[b, 1, w] = bounds[w + 1] - bounds[w]
+        row = U[b]
+        m = 0
+        for i in range(n):
+            found[m] = i
+            m += row[i] > theta_low[i]
         ns = 0
         nc = 0
-        row = U[b]
-        for lo in range(0, n, SKIP_BLOCK):
-            hi = min(lo + SKIP_BLOCK, n)
-            m = 0
-            for i in range(lo, hi):
-                m += row[i] > theta_low[i]
-            if m == 0:
-                continue
-            for i in range(lo, hi):
-                u = row[i]
-                if u > theta1[i]:
-                    w = worker_of[i]
-                    h = hits[b, 0, w] + 1
-                    hits[b, 0, w] = h
-                    if h == cap[cb, 0, w]:
-                        scanned[b, 0, w] = i - bounds[w] + 1
-                    if ns < K:
-                        ids[b, ns] = i
-                    ns += 1
-                elif u > theta2[i]:
-                    w = worker_of[i]
-                    h = hits[b, 1, w] + 1
-                    hits[b, 1, w] = h
-                    if h == cap[cb, 1, w]:
-                        scanned[b, 1, w] = i - bounds[w] + 1
-                    if nc < K:
-                        cand[nc] = i
-                    nc += 1
+        for q in range(m):
+            i = found[q]
+            u = row[i]
+            if u > theta1[i]:
+                w = worker_of[i]
+                h = hits[b, 0, w] + 1
+                hits[b, 0, w] = h
+                if h == cap[cb, 0, w]:
+                    scanned[b, 0, w] = i - bounds[w] + 1
+                if ns < K:
+                    ids[b, ns] = i
+                ns += 1
+            elif u > theta2[i]:
+                w = worker_of[i]
+                h = hits[b, 1, w] + 1
+                hits[b, 1, w] = h
+                if h == cap[cb, 1, w]:
+                    scanned[b, 1, w] = i - bounds[w] + 1
+                if nc < K:
+                    cand[nc] = i
+                nc += 1
         keep_s = min(ns, K)
         keep_c = min(nc, K - keep_s)
         for s in range(keep_c):
@@ -174,6 +170,7 @@ def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, w
         for i in range(bounds[w], bounds[w + 1]):
             worker_of[i] = w
     cand = np.empty(max(K, 1), dtype=np.int64)
+    found = np.empty(n, dtype=np.int64)
     for t in range(T):
         ts = t - delay
         if ts >= 0:
@@ -183,7 +180,7 @@ def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, w
         m_prev = M[t - 1] if t > 0 else zero_state
         leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, U[t], M[t])
         scan_lists(U[t], theta, theta2, theta_low, K, bounds, cap, worker_of, ids[t], cnt[t], drop[t], hits[t],
-                   scanned[t], cand)
+                   scanned[t], cand, found)
 
 
 @njit(cache=True)

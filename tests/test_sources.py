@@ -410,6 +410,6 @@ def test_scan_lists_equals_the_list_builder_and_the_scan_count():
         got = [np.empty((B, K), np.int32), np.empty((B, 2), np.int64), np.empty((B, 2), np.int64)]
         hits, scanned = np.empty((B, 2, W), np.int64), np.empty((B, 2, W), np.int64)
         scan_lists(U, th1, t2, np.minimum(th1, t2), K, bounds, cap, worker_of, *got, hits, scanned,
-                   np.empty(K, np.int64))
+                   np.empty(K, np.int64), np.empty(n, np.int64))
         assert all(np.array_equal(a, b) for a, b in zip(got, want))
         assert np.array_equal(hits, want_hits) and np.array_equal(scanned, want_scanned)

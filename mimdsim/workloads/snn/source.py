@@ -226,12 +226,17 @@ class ExecutionSource(_Source):
         self.seed = int(seed)
         # Input lists, all steps at once (made on the host; candidates impossible).
         n0, K0 = self.sizes[0], self.capacities[0]
-        x = np.ascontiguousarray(inputs.reshape(T * B, n0), dtype=dt)
+        x = inputs.reshape(T * B, n0)
+        x = x.view(np.uint8) if x.dtype == bool else x
+        if x.dtype != np.uint8:  # 0/1 bytes are compared as they are (exactly as their float32 values)
+            x = np.ascontiguousarray(x, dtype=dt)
+        x = np.ascontiguousarray(x)
+        half = np.full(n0, 0.5, dtype=dt)
         ids0 = np.empty((T * B, K0), dtype=np.int32)
         cnt0 = np.empty((T * B, 2), dtype=np.int64)
         drop0 = np.empty((T * B, 2), dtype=np.int64)
         flag0 = np.empty((T * B, 1), dtype=np.int64)
-        spikes.spike_lists(x, dt(0.5), dt(0.5), K0, n0, n0, self.random[0], self.seed, ids0, cnt0, drop0, flag0)
+        spikes.spike_lists_per_neuron(x, half, half, K0, n0, n0, self.random[0], self.seed, ids0, cnt0, drop0, flag0)
         self.ids = [ids0.reshape(T, B, K0)]
         self.stats.record(0, slice(None), cnt0[:, 0].reshape(T, B), cnt0[:, 1].reshape(T, B),
                           drop0[:, 0].reshape(T, B), drop0[:, 1].reshape(T, B))
