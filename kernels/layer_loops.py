@@ -1,10 +1,12 @@
 """One layer's numerics for every timestep of a loop in one compiled call.
 
 The execution-driven step runs the same codelet kernels as the per-superstep path
-(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``, ``bptt.weight_grad``,
+(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``,
 ``bptt.input_grad_partials``), in a loop over the timesteps inside compiled code instead of one
 Python call per vertex set and timestep; the list and the scan's work come from one pass
-(``scan_lists``: what ``spikes.spike_lists_per_neuron`` and ``graphcore_snn.scan_hits`` give).
+(``scan_lists``: what ``spikes.spike_lists_per_neuron`` and ``graphcore_snn.scan_hits`` give)
+and the weight gradient from the whole loop's ``dI`` at the end (``weight_grad_reduced``: what
+``bptt.weight_grad`` into per-worker copies and ``reduce.reduce_copies`` give).
 With feedforward layers (no recurrence between layers) a layer's values at every step depend
 only on its own earlier steps and on the layer below (forward) or above (backward), so the
 layers can run one after the other, each over all its steps: every number is the per-step
@@ -22,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from .bptt import input_grad_partials, leaky_backward, weight_grad
+from .bptt import input_grad_partials, leaky_backward
 from .lif import gather_rows, leaky_update
 
 
@@ -184,13 +186,79 @@ def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, w
 
 
 @njit(cache=True)
+def weight_grad_reduced(dI_hist, worker, workers, in_ids, in_spk, delay, out):
+    """The weight gradient ``out[rows, n]`` of a whole backward loop, bit for bit what
+    ``bptt.weight_grad`` into ``workers`` zeroed per-worker copies at every step ``t = T-1..0``
+    (``dI_hist[t]``, the input list of step ``t - delay``), then ``reduce.reduce_copies``, give:
+    each copy's row adds its samples' ``dI`` in the same order (steps descending, samples
+    ascending), from zero, and the copies are summed in worker order. The adds of a row are
+    gathered by a counting sort of the (row, worker) keys and done into a small buffer, so no
+    per-worker copy of the whole matrix is written."""
+    T, B, n = dI_hist.shape
+    rows = out.shape[0]
+    nkeys = rows * workers
+    starts = np.zeros(nkeys + 1, dtype=np.int64)
+    for t in range(T - 1, -1, -1):
+        ts = t - delay
+        if ts < 0:
+            continue
+        for b in range(B):
+            for k in range(in_spk[ts, b]):
+                starts[in_ids[ts, b, k] * workers + worker[b] + 1] += 1
+    for key in range(nkeys):
+        starts[key + 1] += starts[key]
+    fill = starts[:-1].copy()
+    events = np.empty(starts[nkeys], dtype=np.int64)  # t * B + b, in the order the steps added them
+    for t in range(T - 1, -1, -1):
+        ts = t - delay
+        if ts < 0:
+            continue
+        for b in range(B):
+            for k in range(in_spk[ts, b]):
+                key = in_ids[ts, b, k] * workers + worker[b]
+                events[fill[key]] = t * B + b
+                fill[key] += 1
+    # A copy's row sums from +0.0, so it is never -0.0, and neither is the running sum of the copies:
+    # an empty copy adds nothing (x + 0.0 == x), the first non-empty copy's adds can go straight
+    # into the sum (0.0 + c == c) and so can a copy's single add (0.0 + d == d, then sum + d).
+    acc = np.empty(n, dtype=out.dtype)
+    zero = out.dtype.type(0)
+    for row in range(rows):
+        o = out[row]
+        for i in range(n):
+            o[i] = zero
+        first = True
+        for w in range(workers):
+            lo = starts[row * workers + w]
+            hi = starts[row * workers + w + 1]
+            if lo == hi:
+                continue
+            if first or hi - lo == 1:
+                for e in range(lo, hi):
+                    src = dI_hist[events[e] // B, events[e] % B]
+                    for i in range(n):
+                        o[i] += src[i]
+                first = False
+                continue
+            for i in range(n):
+                acc[i] = zero
+            for e in range(lo, hi):
+                src = dI_hist[events[e] // B, events[e] % B]
+                for i in range(n):
+                    acc[i] += src[i]
+            for i in range(n):
+                o[i] += acc[i]
+
+
+@njit(cache=True)
 def backward_leaky(dm, dS_all, ids, listed, dSd, U, M, zero_state, gain, decay, theta, reset, whole, reset_delay,
-                   in_grad, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta, dW_copies, worker, in_ids, in_spk, in_listed,
+                   in_grad, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta, dI_hist, in_ids, in_listed,
                    delay, W, tile_starts, group_starts, P, scratch, dS_in, has_input_grad):
     """Backward pass of one leaky layer over all steps ``t = T-1..0``: the surrogate scatter
-    (``leaky_backward``, the list gradient ``dS_all[t]``), the weight-gradient accumulation into
-    the per-worker copies and, with ``has_input_grad``, the input-spike gradient of the input
-    list of step ``t - delay``, reduced over the tiles into ``dS_in[t - delay]``."""
+    (``leaky_backward``, the list gradient ``dS_all[t]``), ``dI`` kept in ``dI_hist[t]`` for the
+    weight gradient (``weight_grad_reduced``) and, with ``has_input_grad``, the input-spike
+    gradient of the input list of step ``t - delay``, reduced over the tiles into
+    ``dS_in[t - delay]``."""
     T = U.shape[0]
     for t in range(T - 1, -1, -1):
         m_prev = M[t - 1] if t > 0 else zero_state
@@ -199,7 +267,7 @@ def backward_leaky(dm, dS_all, ids, listed, dSd, U, M, zero_state, gain, decay, 
         ts = t - delay
         if ts < 0:
             continue  # nothing was read: no rows to add, no list to send a gradient to
-        weight_grad(dW_copies, worker, in_ids[ts], in_spk[ts], dI)
+        dI_hist[t] = dI
         if has_input_grad:
             input_grad_partials(W, in_ids[ts], in_listed[ts], dI, tile_starts, P)
             reduce_partials(P, group_starts, dS_in[ts], scratch)

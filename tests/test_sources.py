@@ -413,3 +413,25 @@ def test_scan_lists_equals_the_list_builder_and_the_scan_count():
                    np.empty(K, np.int64), np.empty(n, np.int64))
         assert all(np.array_equal(a, b) for a, b in zip(got, want))
         assert np.array_equal(hits, want_hits) and np.array_equal(scanned, want_scanned)
+
+
+def test_weight_grad_reduced_equals_the_per_worker_copies_summed():
+    from kernels import bptt, reduce
+    from kernels.layer_loops import weight_grad_reduced
+    rng = np.random.default_rng(9)
+    T_, B_, rows, n, K = 7, 9, 12, 10, 4
+    workers = 6
+    worker = np.arange(B_) * workers // B_
+    ids = np.stack([[rng.permutation(rows)[:K] for _ in range(B_)] for _ in range(T_)]).astype(np.int32)
+    spk = rng.integers(0, K + 1, (T_, B_))
+    dI = (rng.standard_normal((T_, B_, n)) * 10.0 ** rng.integers(-8, 3, (T_, B_, n))).astype(np.float32)
+    dI[0, 0] = -0.0
+    dI[2, :, :3] = -0.0
+    for delay in (0, 1):
+        copies = np.zeros((workers, rows, n), np.float32)
+        for t in range(T_ - 1, -1, -1):
+            if t - delay >= 0:
+                bptt.weight_grad(copies, worker, ids[t - delay], spk[t - delay], dI[t])
+        got = np.empty((rows, n), np.float32)
+        weight_grad_reduced(dI, worker, workers, ids, spk, delay, got)
+        assert _same_bits(got, reduce.reduce_copies(copies))

@@ -276,6 +276,7 @@ class ExecutionSource(_Source):
         self.dL = None  # the loss's gradient (dL/dC, dL/dS[t] or dL/dM[t])
         self.mem_max_needed = net.readout.on_membrane
         self.grads = [None] * L
+        self._reduced = {}  # layer -> its weight gradient, where a whole backward loop formed it
         self.param_grads = [dict() for _ in range(L)]
 
     def _params(self, l):
@@ -612,7 +613,8 @@ class ExecutionSource(_Source):
     def grad_copies_reduce(self, vs, t):
         l = vs.layer
         dt = self.net.dtype
-        self.grads[l - 1] = reduce.reduce_copies(self.dW_copies[l]).astype(dt, copy=False)
+        reduced = self._reduced.pop(l, None)  # the whole-loop path summed the copies' rows already
+        self.grads[l - 1] = (reduce.reduce_copies(self.dW_copies[l]) if reduced is None else reduced).astype(dt, copy=False)
         if self.fp16:
             self.grads[l - 1] = _round16(self.grads[l - 1].copy())
         spec = self.specs[l - 1]
@@ -701,6 +703,9 @@ class ExecutionSource(_Source):
         if backward:
             if set(layers) != set(range(1, self.L + 1)):  # the layers hand each other their gradients
                 return None
+            if any(not {"published_surrogate", "published_weight_grad"} <= {vs.geometry["role"] for vs in sets}
+                   for sets in layers.values()):
+                return None
             from kernels.layer_loops import reducible
             for l, sets in layers.items():
                 tiles = self.layout.layers[l - 1].tiles
@@ -759,8 +764,9 @@ class ExecutionSource(_Source):
         return works
 
     def _loop_backward(self, layers, tt):
-        from kernels.layer_loops import backward_leaky
+        from kernels.layer_loops import backward_leaky, weight_grad_reduced
         T, B, L, dt = self.T, self.B, self.L, self.dt
+        hist_buf = np.empty(T * B * max(self.sizes[1:]), dtype=dt)
         dS_next = None  # the list gradients the layer above sent, [T, B, K]
         works = {}
         for l in range(L, 0, -1):
@@ -788,15 +794,19 @@ class ExecutionSource(_Source):
             dS_in = np.zeros((T, B, Kin), dtype=dt)
             kind, p1, p2 = p["surrogate"]
             zero = np.zeros((B, n), dtype=dt)
+            hist = hist_buf[:T * B * n].reshape(T, B, n)  # dI of every step (one buffer for all layers)
             backward_leaky(self.dm[l], dS_all, ids, listed, zero, self.U[l], self.M[l], zero, p["gain"], p["decay"],
                            p["theta"], lif.RESET_CODES[spec.reset], spec.zero_resets_everything, spec.reset_delay,
                            spec.reset_in_gradient, kind, p1, p2, self.work_du[l], self.work_dmdS[l], self.dI[l],
-                           np.zeros(n), np.zeros(n), self.dW_copies[l], self.worker, self.ids[l - 1],
-                           self.stats.kept[l - 1], self.stats.listed[l - 1], self._layer_delay(l), self.W[l - 1],
-                           np.asarray(pl.neuron_starts, dtype=np.int64), starts,
+                           np.zeros(n), np.zeros(n), hist, self.ids[l - 1], self.stats.listed[l - 1],
+                           self._layer_delay(l), self.W[l - 1], np.asarray(pl.neuron_starts, dtype=np.int64), starts,
                            np.empty((B, Kin, pl.tiles), dtype=dt), np.empty(starts.size, dtype=dt), dS_in,
                            has_input_grad)
             dS_next = dS_in
+            grad = np.empty((self.sizes[l - 1], n), dtype=dt)
+            weight_grad_reduced(hist, self.worker, self.dW_copies[l].shape[0], self.ids[l - 1], self.stats.kept[l - 1],
+                                self._layer_delay(l), grad)
+            self._reduced[l] = grad  # the update reads it instead of summing the (unused) copies
             self.P[l] = {}
             in_spikes, in_listed = self._input_list_len(l, tt, 0), self._input_list_len(l, tt, 1)
             for vs in layers[l]:
