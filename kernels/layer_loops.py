@@ -1,8 +1,7 @@
 """One layer's numerics for every timestep of a loop in one compiled call.
 
 The execution-driven step runs the same codelet kernels as the per-superstep path
-(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``,
-``bptt.input_grad_partials``), in a loop over the timesteps inside compiled code instead of one
+(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``), in a loop over the timesteps inside compiled code instead of one
 Python call per vertex set and timestep; the list and the scan's work come from one pass
 (``scan_lists``: what ``spikes.spike_lists_per_neuron`` and ``graphcore_snn.scan_hits`` give)
 and the weight gradient from the whole loop's ``dI`` at the end (``weight_grad_reduced``: what
@@ -12,8 +11,8 @@ only on its own earlier steps and on the layer below (forward) or above (backwar
 layers can run one after the other, each over all its steps: every number is the per-step
 path's.
 
-The cross-tile reduction of the input-spike gradient is fused into the partial products
-(``input_grad_reduced``): the per-tile partials, their stage-1 group sums and the stage-2 sum
+The cross-tile reduction of the input-spike gradient is fused into the partial products of
+``bptt.input_grad_partials`` (``input_grad_reduced``): the per-tile partials, their stage-1 group sums and the stage-2 sum
 are added in the order NumPy adds them (``np.add.reduceat`` and ``ndarray.sum`` over the last
 axis: pairwise summation, see ``pairwise_sum``), so the results are bit for bit the ones of
 ``reduce.reduce_groups(P, starts).sum(-1)`` (``tests/test_sources.py`` checks both against
@@ -24,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from .bptt import input_grad_partials, leaky_backward
-from .lif import gather_rows, leaky_update
+from .bptt import leaky_backward
+from .lif import NONE, SUBTRACT, ZERO, gather_rows, leaky_update
 
 
 PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE: longer runs are split in halves (not done here)
@@ -158,8 +157,80 @@ def scan_lists(U, theta1, theta2, theta_low, K, bounds, cap, worker_of, ids, cnt
 
 
 @njit(cache=True)
+def leaky_update_in_place(I, gain, m_prev, decay, theta, reset, whole, u):
+    """``lif.leaky_update`` with the delayed reset (or none), where the state after the step is
+    ``u`` itself (``m`` and ``u`` one array): the same arithmetic, one store per neuron and a loop
+    per reset rule, which the compiler vectorises (``lif.leaky_update`` stores twice)."""
+    B, n = I.shape
+    one = u.dtype.type(1)
+    zero = one * 0
+    for b in range(B):
+        ib = I[b]
+        mb = m_prev[b]
+        ub = u[b]
+        if reset == SUBTRACT:
+            for i in range(n):
+                R = one if mb[i] > theta[i] else zero
+                ub[i] = decay[i] * mb[i] + gain[i] * ib[i] - R * theta[i]
+        elif reset == ZERO and whole:
+            for i in range(n):
+                R = one if mb[i] > theta[i] else zero
+                ub[i] = (one - R) * (decay[i] * mb[i] + gain[i] * ib[i])
+        elif reset == ZERO:
+            for i in range(n):
+                R = one if mb[i] > theta[i] else zero
+                ub[i] = decay[i] * ((one - R) * mb[i]) + gain[i] * ib[i]
+        else:
+            for i in range(n):
+                ub[i] = decay[i] * mb[i] + gain[i] * ib[i]
+
+
+@njit(cache=True)
+def input_grad_reduced(W, in_ids, in_listed, dI, tile_starts, group_starts, out, prod, part, scratch):
+    """``out[b, k]``: the input-spike gradient of list slot k, bit for bit what
+    ``bptt.input_grad_partials`` (per-tile partials ``P``) then ``reduce_partials(P, ...)`` give,
+    one slot at a time (its partials stay in ``part[tiles]``; ``prod[n]``, ``scratch[groups]``);
+    slots past ``in_listed[b]`` have zero partials and sum to +0.0."""
+    B, n = dI.shape
+    tiles = tile_starts.shape[0] - 1
+    G = group_starts.shape[0]
+    pairs = n == 2 * tiles and tile_starts[0] == 0
+    for p in range(tiles):
+        if tile_starts[p + 1] - tile_starts[p] != 2:
+            pairs = False
+    zero_out = out.dtype.type(0)
+    for b in range(B):
+        dIb = dI[b]
+        for k in range(out.shape[1]):
+            if k >= in_listed[b]:
+                out[b, k] = zero_out
+                continue
+            row = W[in_ids[b, k]]
+            for i in range(n):
+                prod[i] = row[i] * dIb[i]
+            zero = row[0] * 0  # as input_grad_partials starts each tile's sum
+            if pairs:
+                for p in range(tiles):
+                    part[p] = (zero + prod[2 * p]) + prod[2 * p + 1]
+            else:
+                for p in range(tiles):
+                    acc = zero
+                    for i in range(tile_starts[p], tile_starts[p + 1]):
+                        acc += prod[i]
+                    part[p] = acc
+            for g in range(G):
+                lo = group_starts[g]
+                hi = group_starts[g + 1] if g + 1 < G else tiles
+                if hi - lo > 1:
+                    scratch[g] = part[lo] + pairwise_sum(part, lo + 1, hi)
+                else:
+                    scratch[g] = part[lo]
+            out[b, k] = zero_out + pairwise_sum(scratch, 0, G)
+
+
+@njit(cache=True)
 def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, whole, reset_delay, K,
-                  U, M, I, zero_state, ids, cnt, drop, bounds, cap, hits, scanned):
+                  U, M, I, zero_state, ids, cnt, drop, bounds, cap, hits, scanned, m_is_u):
     """Forward pass of one leaky layer over all steps ``t = 0..T-1``: ``I = W^T x`` of the input
     list of step ``t - delay`` (nothing before it), the state update into ``U[t]``/``M[t]``, the
     step's list (lowest ids, spikes then candidates, capacity K: ``ids[t]``, ``cnt[t]``,
@@ -180,7 +251,10 @@ def forward_leaky(W, in_ids, in_cnt, delay, gain, decay, theta, theta2, reset, w
         else:
             I[...] = 0
         m_prev = M[t - 1] if t > 0 else zero_state
-        leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, U[t], M[t])
+        if m_is_u and (reset_delay or reset == NONE):  # M is U: the carried state is u itself
+            leaky_update_in_place(I, gain, m_prev, decay, theta, reset, whole, U[t])
+        else:
+            leaky_update(I, gain, m_prev, decay, theta, reset, whole, reset_delay, U[t], M[t])
         scan_lists(U[t], theta, theta2, theta_low, K, bounds, cap, worker_of, ids[t], cnt[t], drop[t], hits[t],
                    scanned[t], cand, found)
 
@@ -252,22 +326,19 @@ def weight_grad_reduced(dI_hist, worker, workers, in_ids, in_spk, delay, out):
 
 @njit(cache=True)
 def backward_leaky(dm, dS_all, ids, listed, dSd, U, M, zero_state, gain, decay, theta, reset, whole, reset_delay,
-                   in_grad, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta, dI_hist, in_ids, in_listed,
-                   delay, W, tile_starts, group_starts, P, scratch, dS_in, has_input_grad):
+                   in_grad, sgk, p1, p2, du, dmdS, dbeta, dtheta, dI_hist, in_ids, in_listed,
+                   delay, W, tile_starts, group_starts, prod, part, scratch, dS_in, has_input_grad):
     """Backward pass of one leaky layer over all steps ``t = T-1..0``: the surrogate scatter
-    (``leaky_backward``, the list gradient ``dS_all[t]``), ``dI`` kept in ``dI_hist[t]`` for the
-    weight gradient (``weight_grad_reduced``) and, with ``has_input_grad``, the input-spike
-    gradient of the input list of step ``t - delay``, reduced over the tiles into
-    ``dS_in[t - delay]``."""
+    (``leaky_backward``, the list gradient ``dS_all[t]``) with its ``dI`` written to
+    ``dI_hist[t]`` (the weight gradient is formed from them at the end, ``weight_grad_reduced``)
+    and, with ``has_input_grad``, the input-spike gradient of the input list of step
+    ``t - delay``, reduced over the tiles into ``dS_in[t - delay]`` (``input_grad_reduced``)."""
     T = U.shape[0]
     for t in range(T - 1, -1, -1):
         m_prev = M[t - 1] if t > 0 else zero_state
         leaky_backward(dm, dS_all[t], ids[t], listed[t], dSd, U[t], m_prev, gain, decay, theta, reset, whole,
-                       reset_delay, in_grad, sgk, p1, p2, du, dmdS, dI, dbeta, dtheta)
+                       reset_delay, in_grad, sgk, p1, p2, du, dmdS, dI_hist[t], dbeta, dtheta)
         ts = t - delay
-        if ts < 0:
-            continue  # nothing was read: no rows to add, no list to send a gradient to
-        dI_hist[t] = dI
-        if has_input_grad:
-            input_grad_partials(W, in_ids[ts], in_listed[ts], dI, tile_starts, P)
-            reduce_partials(P, group_starts, dS_in[ts], scratch)
+        if ts >= 0 and has_input_grad:
+            input_grad_reduced(W, in_ids[ts], in_listed[ts], dI_hist[t], tile_starts, group_starts, dS_in[ts],
+                               prod, part, scratch)

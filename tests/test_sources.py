@@ -435,3 +435,45 @@ def test_weight_grad_reduced_equals_the_per_worker_copies_summed():
         got = np.empty((rows, n), np.float32)
         weight_grad_reduced(dI, worker, workers, ids, spk, delay, got)
         assert _same_bits(got, reduce.reduce_copies(copies))
+
+
+def test_leaky_update_in_place_equals_leaky_update():
+    from kernels import lif
+    from kernels.layer_loops import leaky_update_in_place
+    rng = np.random.default_rng(4)
+    B_, n = 5, 37
+    I = rng.standard_normal((B_, n)).astype(np.float32)
+    m_prev = rng.uniform(-1, 2, (B_, n)).astype(np.float32)
+    m_prev[0, :4] = 1.0  # at the threshold
+    gain, decay = rng.uniform(0, 2, n).astype(np.float32), rng.uniform(0, 1, n).astype(np.float32)
+    theta = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    for reset in (lif.SUBTRACT, lif.ZERO, lif.NONE):
+        for whole in (False, True):
+            u, m = np.empty((B_, n), np.float32), np.empty((B_, n), np.float32)
+            lif.leaky_update(I, gain, m_prev, decay, theta, reset, whole, True, u, m)
+            got = np.empty((B_, n), np.float32)
+            leaky_update_in_place(I, gain, m_prev, decay, theta, reset, whole, got)
+            assert _same_bits(got, u) and _same_bits(got, m)
+
+
+def test_input_grad_reduced_equals_the_partials_reduced():
+    from kernels import bptt, reduce
+    from kernels.layer_loops import input_grad_reduced
+    rng = np.random.default_rng(6)
+    B_, K, rows = 4, 5, 30
+    for n, starts, groups in [(20, np.arange(0, 21, 2), np.array([0, 3, 4, 9])), (13, np.array([0, 3, 4, 9, 13]),
+                                                                                     np.array([0]))]:
+        W = rng.standard_normal((rows, n)).astype(np.float32)
+        W[0] = -0.0
+        W[1, 0] = -1.0
+        dI = (rng.standard_normal((B_, n)) * (rng.random((B_, n)) < 0.5)).astype(np.float32)
+        dI[1] = -0.0
+        ids = np.stack([rng.permutation(rows)[:K] for _ in range(B_)]).astype(np.int32)
+        ids[0, :2] = [0, 1]
+        listed = np.array([5, 3, 0, 4])
+        P = np.empty((B_, K, starts.size - 1), np.float32)
+        bptt.input_grad_partials(W, ids, listed, dI, starts, P)
+        got = np.empty((B_, K), np.float32)
+        input_grad_reduced(W, ids, listed, dI, starts, groups, got, np.empty(n, np.float32),
+                           np.empty(starts.size - 1, np.float32), np.empty(groups.size, np.float32))
+        assert _same_bits(got, reduce.reduce_groups(P, groups).sum(axis=-1))

@@ -744,7 +744,8 @@ class ExecutionSource(_Source):
             forward_leaky(self.W[l - 1], self.ids[l - 1], self.stats.kept[l - 1], self._layer_delay(l), p["gain"],
                           p["decay"], p["theta"], p["theta2"], lif.RESET_CODES[spec.reset],
                           spec.zero_resets_everything, spec.reset_delay, K, self.U[l], self.M[l], self.I[l],
-                          np.zeros((B, n), dtype=self.dt), self.ids[l], cnt, drop, bounds, cap, hits, scanned)
+                          np.zeros((B, n), dtype=self.dt), self.ids[l], cnt, drop, bounds, cap, hits, scanned,
+                          self.M[l] is self.U[l])
             self.stats.record(l, slice(None), cnt[..., 0], cnt[..., 1], drop[..., 0], drop[..., 1])
             found = np.minimum(hits, cap)[tt]
             in_spikes = self._input_list_len(l, tt, 0)
@@ -797,11 +798,12 @@ class ExecutionSource(_Source):
             hist = hist_buf[:T * B * n].reshape(T, B, n)  # dI of every step (one buffer for all layers)
             backward_leaky(self.dm[l], dS_all, ids, listed, zero, self.U[l], self.M[l], zero, p["gain"], p["decay"],
                            p["theta"], lif.RESET_CODES[spec.reset], spec.zero_resets_everything, spec.reset_delay,
-                           spec.reset_in_gradient, kind, p1, p2, self.work_du[l], self.work_dmdS[l], self.dI[l],
+                           spec.reset_in_gradient, kind, p1, p2, self.work_du[l], self.work_dmdS[l],
                            np.zeros(n), np.zeros(n), hist, self.ids[l - 1], self.stats.listed[l - 1],
                            self._layer_delay(l), self.W[l - 1], np.asarray(pl.neuron_starts, dtype=np.int64), starts,
-                           np.empty((B, Kin, pl.tiles), dtype=dt), np.empty(starts.size, dtype=dt), dS_in,
-                           has_input_grad)
+                           np.empty(n, dtype=dt), np.empty(pl.tiles, dtype=dt), np.empty(starts.size, dtype=dt),
+                           dS_in, has_input_grad)
+            self.dI[l][...] = hist[0]  # as the per-step path leaves it
             dS_next = dS_in
             grad = np.empty((self.sizes[l - 1], n), dtype=dt)
             weight_grad_reduced(hist, self.worker, self.dW_copies[l].shape[0], self.ids[l - 1], self.stats.kept[l - 1],
