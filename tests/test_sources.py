@@ -462,7 +462,9 @@ def test_input_grad_reduced_equals_the_partials_reduced():
     rng = np.random.default_rng(6)
     B_, K, rows = 4, 5, 30
     for n, starts, groups in [(20, np.arange(0, 21, 2), np.array([0, 3, 4, 9])), (13, np.array([0, 3, 4, 9, 13]),
-                                                                                     np.array([0]))]:
+                                                                                     np.array([0])),
+                              (60, np.arange(0, 61, 2), np.array([0, 12, 13])),  # 11 and 16 after a group's first
+                              (80, np.arange(0, 81, 2), np.arange(0, 40, 4))]:  # 10 groups
         W = rng.standard_normal((rows, n)).astype(np.float32)
         W[0] = -0.0
         W[1, 0] = -1.0
