@@ -1,22 +1,23 @@
 """One layer's numerics for every timestep of a loop in one compiled call.
 
 The execution-driven step runs the same codelet kernels as the per-superstep path
-(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``), in a loop over the timesteps inside compiled code instead of one
-Python call per vertex set and timestep; the list and the scan's work come from one pass
-(``scan_lists``: what ``spikes.spike_lists_per_neuron`` and ``graphcore_snn.scan_hits`` give)
-and the weight gradient from the whole loop's ``dI`` at the end (``weight_grad_reduced``: what
-``bptt.weight_grad`` into per-worker copies and ``reduce.reduce_copies`` give).
-With feedforward layers (no recurrence between layers) a layer's values at every step depend
-only on its own earlier steps and on the layer below (forward) or above (backward), so the
-layers can run one after the other, each over all its steps: every number is the per-step
-path's.
+(``lif.gather_rows``, ``lif.leaky_update``, ``bptt.leaky_backward``) in a loop over the
+timesteps inside compiled code, instead of one Python call per vertex set and timestep. The
+list and the scan's work come from one pass (``scan_lists``: what
+``spikes.spike_lists_per_neuron`` and ``graphcore_snn.scan_hits`` give); the state update
+stores once where the carried state is ``u`` itself (``leaky_update_in_place``); the weight
+gradient is formed from the whole loop's ``dI`` at the end (``weight_grad_reduced``: what
+``bptt.weight_grad`` into per-worker copies and ``reduce.reduce_copies`` give). With
+feedforward layers (no recurrence between layers) a layer's values at every step depend only on
+its own earlier steps and on the layer below (forward) or above (backward), so the layers can
+run one after the other, each over all its steps: every number is the per-step path's.
 
 The cross-tile reduction of the input-spike gradient is fused into the partial products of
-``bptt.input_grad_partials`` (``input_grad_reduced``): the per-tile partials, their stage-1 group sums and the stage-2 sum
-are added in the order NumPy adds them (``np.add.reduceat`` and ``ndarray.sum`` over the last
-axis: pairwise summation, see ``pairwise_sum``), so the results are bit for bit the ones of
-``reduce.reduce_groups(P, starts).sum(-1)`` (``tests/test_sources.py`` checks both against
-NumPy; a NumPy that changed its summation would show there).
+``bptt.input_grad_partials`` (``input_grad_reduced``): the per-tile partials, their stage-1
+group sums and the stage-2 sum are added in the order NumPy adds them (``np.add.reduceat`` and
+``ndarray.sum`` over the last axis: pairwise summation, see ``pairwise_sum``), so the results
+are bit for bit the ones of ``reduce.reduce_groups(P, starts).sum(-1)`` (``tests/test_sources.py``
+checks both against NumPy; a NumPy that changed its summation would show there).
 """
 from __future__ import annotations
 
