@@ -66,17 +66,30 @@ def spike_lists_per_neuron(U, theta1, theta2, K, chunk, chunk_cap, random_policy
         np.random.seed(seed)
     spk = np.empty(n, dtype=np.int64)
     cand = np.empty(n, dtype=np.int64)
+    # a neuron is a spike or a candidate only above the lower threshold: a branch-free pass
+    # collects those (few at low activity), the chunks then look at them only
+    low = np.minimum(theta1, theta2)
+    found = np.empty(n, dtype=np.int64)
     for b in range(B):
+        m = 0
+        for i in range(n):
+            found[m] = i
+            m += U[b, i] > low[i]
         ns = 0
         nc = 0
         total_s = 0
         total_c = 0
+        q = 0
         for c0 in range(0, n, chunk):
             c1 = min(c0 + chunk, n)
             room = chunk_cap
             ci = c0 // chunk
             f = 0
-            for i in range(c0, c1):  # spikes of this chunk first
+            q0 = q
+            while q < m and found[q] < c1:
+                q += 1
+            for r in range(q0, q):  # spikes of this chunk first
+                i = found[r]
                 if U[b, i] > theta1[i]:
                     f += 1
                     total_s += 1
@@ -84,7 +97,8 @@ def spike_lists_per_neuron(U, theta1, theta2, K, chunk, chunk_cap, random_policy
                         spk[ns] = i
                         ns += 1
                         room -= 1
-            for i in range(c0, c1):
+            for r in range(q0, q):
+                i = found[r]
                 u = U[b, i]
                 if u > theta2[i] and u <= theta1[i]:
                     f += 1

@@ -178,3 +178,48 @@ def test_kernels_name_the_valid_choices():
         loss.readout_loss("ce", np.zeros(2, int))
     with pytest.raises(ValueError, match=r"unknown surrogate 'atn'; expected one of atan, fast_sigmoid"):
         surrogate.surrogate_numpy(np.zeros(2), "atn", 1.0)
+
+
+def _lists_reference(U, th1, th2, K, chunk, cap):
+    """The list builder written out neuron by neuron, chunk by chunk (lowest-index policy)."""
+    B, n = U.shape
+    out = []
+    for b in range(B):
+        spk, cand, flags, ts, tc = [], [], [], 0, 0
+        for c0 in range(0, n, chunk):
+            room, f = cap, 0
+            for i in range(c0, min(c0 + chunk, n)):
+                if U[b, i] > th1[i]:
+                    f, ts = f + 1, ts + 1
+                    if room > 0:
+                        spk.append(i)
+                        room -= 1
+            for i in range(c0, min(c0 + chunk, n)):
+                if th2[i] < U[b, i] <= th1[i]:
+                    f, tc = f + 1, tc + 1
+                    if room > 0:
+                        cand.append(i)
+                        room -= 1
+            flags.append(f)
+        ks = min(len(spk), K)
+        kc = min(len(cand), K - ks)
+        ids = spk[:ks] + cand[:kc]
+        out.append((ids + [-1] * (K - len(ids)), [ks, ks + kc], [ts - ks, tc - kc], flags))
+    return out
+
+
+def test_spike_lists_per_neuron_equals_the_neuron_by_neuron_reference():
+    rng = np.random.default_rng(2)
+    B, n = 6, 150
+    for K, chunk, cap, frac in [(5, 64, 64, 0.05), (3, 16, 2, 0.3), (150, 150, 150, 0.9), (7, 10, 3, 0.2)]:
+        U = ((rng.random((B, n)) < frac) * rng.uniform(0.5, 1.5, (B, n))).astype(np.float32)
+        U[1, 3] = np.nan
+        th1 = rng.uniform(0.9, 1.1, n).astype(np.float32)
+        th2 = np.where(rng.random(n) < 0.2, np.float32(1.2), np.float32(0.85)).astype(np.float32)  # some theta2 > theta1
+        chunks = -(-n // chunk)
+        ids, cnt, drop = np.empty((B, K), np.int32), np.empty((B, 2), np.int64), np.empty((B, 2), np.int64)
+        flag = np.empty((B, chunks), np.int64)
+        spikes.spike_lists_per_neuron(U, th1, th2, K, chunk, cap, False, 0, ids, cnt, drop, flag)
+        for b, (want_ids, want_cnt, want_drop, want_flag) in enumerate(_lists_reference(U, th1, th2, K, chunk, cap)):
+            assert ids[b].tolist() == want_ids and cnt[b].tolist() == want_cnt
+            assert drop[b].tolist() == want_drop and flag[b].tolist() == want_flag

@@ -317,3 +317,165 @@ def test_deal_jobs_compiled_equals_numpy():
     want = [tl.deal_jobs(jobs, row, t) for row in instr]  # one row: the numpy path
     assert np.array_equal(got[0], want[0][0])
     assert np.array_equal(got[1], np.stack([w[1] for w in want]))
+
+
+def _run_both_ways(net, x, y, chip=CHIP):
+    """The same execution-driven step with the whole-loop path and iteration by iteration."""
+    taken = []
+    real = ExecutionSource.loop_work
+
+    def spy(self, vertex_sets, ts):
+        out = real(self, vertex_sets, ts)
+        taken.append(out is not None)
+        return out
+    try:
+        ExecutionSource.loop_work = spy
+        whole = mimdsim.simulate(net, chip, inputs=x, labels=y)
+        ExecutionSource.loop_work = lambda self, vertex_sets, ts: None
+        per = mimdsim.simulate(net, chip, inputs=x, labels=y)
+    finally:
+        ExecutionSource.loop_work = real
+    return whole, per, taken
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_execution_loops_whole_or_per_iteration_give_the_same_step():
+    rng = np.random.default_rng(3)
+    cases = [(network(), 6, 3, CHIP, [True, True]),  # lists overflow (capacities below the activity)
+             (network(), 9, 7, mimdsim.chip("ipu-mk2", tiles=64), [True, True]),  # 7 samples on 6 workers
+             # every spike listed: a spread tile's cap can cut a list, that forward loop runs per iteration
+             (mimdsim.Network.feedforward([40, 600, 10], weight_scale=8.0, capacities=[40, 400, 10]),
+              4, 2, "ipu-mk2", [False, True])]
+    for net, steps, batch, chip, paths in cases:
+        x = (rng.random((steps, batch, net.sizes[0])) < 0.3).astype(np.uint8)
+        y = rng.integers(0, net.sizes[-1], batch)
+        whole, per, taken = _run_both_ways(net, x, y, chip)
+        assert taken == paths
+        assert whole.report.to_dict() == per.report.to_dict()
+        assert float(whole.loss) == float(per.loss)
+        assert all(_same_bits(a, b) for a, b in zip(whole.grads, per.grads))
+        assert _same_bits(whole.counts, per.counts)
+        for l in range(net.num_layers + 1):
+            assert _same_bits(whole.stats.listed[l], per.stats.listed[l])
+            assert _same_bits(whole.stats.dropped_spikes[l], per.stats.dropped_spikes[l])
+        for a, b in zip(whole.traces, per.traces):
+            assert all(_same_bits(a[k], b[k]) for k in a)
+
+
+def test_reduce_partials_sums_as_numpy_does():
+    from kernels import reduce
+    from kernels.layer_loops import pairwise_sum, reduce_partials, reducible
+    rng = np.random.default_rng(0)
+    for tiles, starts in [(489, np.arange(0, 489, 24)), (5, np.array([0])), (7, np.array([0, 1, 2, 4])),
+                          (300, np.array([0, 129, 137, 138, 200])), (128, np.arange(128))]:
+        assert reducible(starts, tiles)
+        P = (rng.standard_normal((3, 4, tiles)) * rng.random((3, 4, tiles)) ** 6).astype(np.float32)
+        P[0, 0] = -0.0  # signed zeros: NumPy's sums keep -0.0 only where every term is -0.0
+        P[0, 1, ::2] = 0.0
+        P[0, 1, 1::2] = -0.0
+        got = np.empty((3, 4), np.float32)
+        reduce_partials(P, starts, got, np.empty(starts.size, np.float32))
+        assert _same_bits(got, reduce.reduce_groups(P, starts).sum(axis=-1))
+    a = rng.standard_normal(200).astype(np.float32)
+    for lo, hi in [(0, 0), (3, 10), (0, 8), (5, 133), (1, 17)]:
+        assert _same_bits(np.float32(0) + np.float32(pairwise_sum(a, lo, hi)), a[lo:hi].sum())  # sum starts at 0
+    assert not reducible(np.array([0]), 130)
+
+
+def test_scan_lists_equals_the_list_builder_and_the_scan_count():
+    from kernels import spikes
+    from kernels.graphcore_snn import scan_hits
+    from kernels.layer_loops import scan_lists
+    rng = np.random.default_rng(5)
+    B, n = 5, 203
+    bounds = np.array([0, 30, 31, 100, 150, 203])
+    W = bounds.size - 1
+    worker_of = np.repeat(np.arange(W), np.diff(bounds))
+    for K, th2, frac in [(4, 0.9, 0.1), (40, 0.9, 0.3), (1, -np.inf, 0.05), (8, 1.2, 0.2), (203, 0.5, 0.9)]:
+        U = (rng.random((B, n)) < frac) * rng.uniform(0.5, 1.5, (B, n))
+        U[0, 7] = np.nan
+        U = U.astype(np.float32)
+        th1 = np.full(n, 1.0, np.float32)
+        t2 = np.full(n, th2, np.float32)
+        t2[::7] = 0.7
+        cap = rng.integers(1, 6, (B, 2, W))
+        want = [np.empty((B, K), np.int32), np.empty((B, 2), np.int64), np.empty((B, 2), np.int64)]
+        spikes.spike_lists_per_neuron(U, th1, t2, K, n, n, False, 0, *want, np.empty((B, 1), np.int64))
+        want_hits, want_scanned = np.empty((B, 2, W), np.int64), np.empty((B, 2, W), np.int64)
+        scan_hits(U, th1, t2, bounds, cap, want_hits, want_scanned)
+        got = [np.empty((B, K), np.int32), np.empty((B, 2), np.int64), np.empty((B, 2), np.int64)]
+        hits, scanned = np.empty((B, 2, W), np.int64), np.empty((B, 2, W), np.int64)
+        scan_lists(U, th1, t2, np.minimum(th1, t2), K, bounds, cap, worker_of, *got, hits, scanned,
+                   np.empty(K, np.int64), np.empty(n, np.int64))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
+        assert np.array_equal(hits, want_hits) and np.array_equal(scanned, want_scanned)
+
+
+def test_weight_grad_reduced_equals_the_per_worker_copies_summed():
+    from kernels import bptt, reduce
+    from kernels.layer_loops import weight_grad_reduced
+    rng = np.random.default_rng(9)
+    T_, B_, rows, n, K = 7, 9, 12, 10, 4
+    workers = 6
+    worker = np.arange(B_) * workers // B_
+    ids = np.stack([[rng.permutation(rows)[:K] for _ in range(B_)] for _ in range(T_)]).astype(np.int32)
+    spk = rng.integers(0, K + 1, (T_, B_))
+    dI = (rng.standard_normal((T_, B_, n)) * 10.0 ** rng.integers(-8, 3, (T_, B_, n))).astype(np.float32)
+    dI[0, 0] = -0.0
+    dI[2, :, :3] = -0.0
+    for delay in (0, 1):
+        copies = np.zeros((workers, rows, n), np.float32)
+        for t in range(T_ - 1, -1, -1):
+            if t - delay >= 0:
+                bptt.weight_grad(copies, worker, ids[t - delay], spk[t - delay], dI[t])
+        got = np.empty((rows, n), np.float32)
+        weight_grad_reduced(dI, worker, workers, ids, spk, delay, got)
+        assert _same_bits(got, reduce.reduce_copies(copies))
+
+
+def test_leaky_update_in_place_equals_leaky_update():
+    from kernels import lif
+    from kernels.layer_loops import leaky_update_in_place
+    rng = np.random.default_rng(4)
+    B_, n = 5, 37
+    I = rng.standard_normal((B_, n)).astype(np.float32)
+    m_prev = rng.uniform(-1, 2, (B_, n)).astype(np.float32)
+    m_prev[0, :4] = 1.0  # at the threshold
+    gain, decay = rng.uniform(0, 2, n).astype(np.float32), rng.uniform(0, 1, n).astype(np.float32)
+    theta = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    for reset in (lif.SUBTRACT, lif.ZERO, lif.NONE):
+        for whole in (False, True):
+            u, m = np.empty((B_, n), np.float32), np.empty((B_, n), np.float32)
+            lif.leaky_update(I, gain, m_prev, decay, theta, reset, whole, True, u, m)
+            got = np.empty((B_, n), np.float32)
+            leaky_update_in_place(I, gain, m_prev, decay, theta, reset, whole, got)
+            assert _same_bits(got, u) and _same_bits(got, m)
+
+
+def test_input_grad_reduced_equals_the_partials_reduced():
+    from kernels import bptt, reduce
+    from kernels.layer_loops import input_grad_reduced
+    rng = np.random.default_rng(6)
+    B_, K, rows = 4, 5, 30
+    for n, starts, groups in [(20, np.arange(0, 21, 2), np.array([0, 3, 4, 9])), (13, np.array([0, 3, 4, 9, 13]),
+                                                                                     np.array([0])),
+                              (60, np.arange(0, 61, 2), np.array([0, 12, 13])),  # 11 and 16 after a group's first
+                              (80, np.arange(0, 81, 2), np.arange(0, 40, 4))]:  # 10 groups
+        W = rng.standard_normal((rows, n)).astype(np.float32)
+        W[0] = -0.0
+        W[1, 0] = -1.0
+        dI = (rng.standard_normal((B_, n)) * (rng.random((B_, n)) < 0.5)).astype(np.float32)
+        dI[1] = -0.0
+        ids = np.stack([rng.permutation(rows)[:K] for _ in range(B_)]).astype(np.int32)
+        ids[0, :2] = [0, 1]
+        listed = np.array([5, 3, 0, 4])
+        P = np.empty((B_, K, starts.size - 1), np.float32)
+        bptt.input_grad_partials(W, ids, listed, dI, starts, P)
+        got = np.empty((B_, K), np.float32)
+        input_grad_reduced(W, ids, listed, dI, starts, groups, got, np.empty(n, np.float32),
+                           np.empty(starts.size - 1, np.float32), np.empty(groups.size, np.float32))
+        assert _same_bits(got, reduce.reduce_groups(P, groups).sum(axis=-1))

@@ -66,6 +66,8 @@ def _check_inputs(net: Network, inputs, labels, analog=False):
     if x.dtype != bool:
         if not np.issubdtype(x.dtype, np.number):
             raise ConfigError(f"inputs have dtype {x.dtype}; give 0/1 numbers or booleans")
+        if not analog and np.issubdtype(x.dtype, np.unsignedinteger) and (x.size == 0 or x.max() <= 1):
+            return x, _labels(net, x, labels)  # 0/1 bytes: one pass, no temporaries
         bad = ~((x == 0) | (x == 1)) if not analog else ~np.isfinite(x)
         if bad.any() and analog:
             raise ConfigError(f"inputs hold {np.count_nonzero(bad)} non-finite value(s); give finite numbers")
@@ -74,6 +76,10 @@ def _check_inputs(net: Network, inputs, labels, analog=False):
             raise ConfigError(f"inputs must be binary spikes (0 or 1); found {np.count_nonzero(bad)} other "
                               f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first, or run "
                               f"schedule='poptorch' (dense matmuls read real-valued inputs)")
+    return x, _labels(net, x, labels)
+
+
+def _labels(net: Network, x, labels):
     y = np.asarray(labels)
     if y.shape != (x.shape[1],):
         raise ConfigError(f"labels have shape {y.shape}; expected ({x.shape[1]},), one per sample")
@@ -82,7 +88,7 @@ def _check_inputs(net: Network, inputs, labels, analog=False):
     if y.size and (y.min() < 0 or y.max() >= net.sizes[-1]):
         raise ConfigError(f"labels must lie in [0, {net.sizes[-1]}) (one per output neuron); "
                           f"found {int(y.min())}..{int(y.max())}")
-    return x, y.astype(np.int64)
+    return y.astype(np.int64)
 
 
 @functools.lru_cache(maxsize=16)

@@ -226,12 +226,17 @@ class ExecutionSource(_Source):
         self.seed = int(seed)
         # Input lists, all steps at once (made on the host; candidates impossible).
         n0, K0 = self.sizes[0], self.capacities[0]
-        x = np.ascontiguousarray(inputs.reshape(T * B, n0), dtype=dt)
+        x = inputs.reshape(T * B, n0)
+        x = x.view(np.uint8) if x.dtype == bool else x
+        if x.dtype != np.uint8:  # 0/1 bytes are compared as they are (exactly as their float32 values)
+            x = np.ascontiguousarray(x, dtype=dt)
+        x = np.ascontiguousarray(x)
+        half = np.full(n0, 0.5, dtype=dt)
         ids0 = np.empty((T * B, K0), dtype=np.int32)
         cnt0 = np.empty((T * B, 2), dtype=np.int64)
         drop0 = np.empty((T * B, 2), dtype=np.int64)
         flag0 = np.empty((T * B, 1), dtype=np.int64)
-        spikes.spike_lists(x, dt(0.5), dt(0.5), K0, n0, n0, self.random[0], self.seed, ids0, cnt0, drop0, flag0)
+        spikes.spike_lists_per_neuron(x, half, half, K0, n0, n0, self.random[0], self.seed, ids0, cnt0, drop0, flag0)
         self.ids = [ids0.reshape(T, B, K0)]
         self.stats.record(0, slice(None), cnt0[:, 0].reshape(T, B), cnt0[:, 1].reshape(T, B),
                           drop0[:, 0].reshape(T, B), drop0[:, 1].reshape(T, B))
@@ -271,6 +276,7 @@ class ExecutionSource(_Source):
         self.dL = None  # the loss's gradient (dL/dC, dL/dS[t] or dL/dM[t])
         self.mem_max_needed = net.readout.on_membrane
         self.grads = [None] * L
+        self._reduced = {}  # layer -> its weight gradient, where a whole backward loop formed it
         self.param_grads = [dict() for _ in range(L)]
 
     def _params(self, l):
@@ -607,7 +613,8 @@ class ExecutionSource(_Source):
     def grad_copies_reduce(self, vs, t):
         l = vs.layer
         dt = self.net.dtype
-        self.grads[l - 1] = reduce.reduce_copies(self.dW_copies[l]).astype(dt, copy=False)
+        reduced = self._reduced.pop(l, None)  # the whole-loop path summed the copies' rows already
+        self.grads[l - 1] = (reduce.reduce_copies(self.dW_copies[l]) if reduced is None else reduced).astype(dt, copy=False)
         if self.fp16:
             self.grads[l - 1] = _round16(self.grads[l - 1].copy())
         spec = self.specs[l - 1]
@@ -644,6 +651,180 @@ class ExecutionSource(_Source):
         return {}
 
     adam = sgd
+
+    # ---- a whole loop at once: each layer's numerics over all steps in one compiled call ------
+    _FWD_ROLES = ("published_forward", "published_scan", "published_tile_combine", "published_combine")
+    _BWD_ROLES = ("published_surrogate", "published_weight_grad", "published_input_grad", "published_reduce")
+
+    def loop_work(self, vertex_sets, ts) -> dict | None:
+        """Work counts of a loop body's ``vertex_sets`` for all iterations ``ts`` (leading axis),
+        the numerics run layer by layer over all steps (``kernels.layer_loops``); None where the
+        loop is not the published forward or backward loop of feedforward leaky layers in float32
+        (the engine then runs it iteration by iteration). Feedforward layers depend only on the
+        layer below (forward) or above (backward), so every number is the per-step path's."""
+        plan = self._loop_plan(vertex_sets, ts)
+        if plan is None:
+            return None
+        backward, layers = plan
+        tt = np.asarray(ts, dtype=np.int64)
+        return self._loop_backward(layers, tt) if backward else self._loop_forward(layers, tt)
+
+    def _loop_plan(self, vertex_sets, ts):
+        """``(backward, {layer: [vertex sets]})`` of a loop the whole-loop path runs, else None."""
+        if self.fp16 or self.delay not in (0, 1):
+            return None
+        roles, layers = set(), {}
+        for vs in vertex_sets:
+            role = vs.geometry.get("role")
+            if role is None:
+                if self._method(vs) is _no_work:  # no numerics, no work counts
+                    continue
+                return None
+            if vs.layer is None or vs.geometry.get("dense") or vs.geometry.get("source") == "own":
+                return None
+            roles.add(role)
+            layers.setdefault(vs.layer, []).append(vs)
+        backward = roles <= set(self._BWD_ROLES)
+        if not roles or not (backward or roles <= set(self._FWD_ROLES)):
+            return None
+        T = self.T
+        if list(ts) != (list(range(T - 1, -1, -1)) if backward else list(range(T))):
+            return None
+        r = self.readout
+        for l in layers:
+            spec = self.specs[l - 1]
+            if (spec.model not in ("leaky", "lapicque") or spec.recurrence != "none" or not spec.spiking
+                    or spec.learn_beta or spec.learn_threshold or self.bias[l - 1] is not None
+                    or self.random[l]):
+                return None
+            if backward and (r.activity_l1 or (l == self.L and (r.on_membrane or r.loss not in
+                                                                 ("ce_count", "mse_count", "ce_rate")))):
+                return None
+        if backward:
+            if set(layers) != set(range(1, self.L + 1)):  # the layers hand each other their gradients
+                return None
+            if any(not {"published_surrogate", "published_weight_grad"} <= {vs.geometry["role"] for vs in sets}
+                   for sets in layers.values()):
+                return None
+            from kernels.layer_loops import reducible
+            for l, sets in layers.items():
+                tiles = self.layout.layers[l - 1].tiles
+                if any(vs.geometry.get("stage") == 1 and not reducible(vs.geometry["group_starts"], tiles)
+                       for vs in sets):
+                    return None
+        else:
+            for l, sets in layers.items():
+                for vs in sets:
+                    g = vs.geometry
+                    if g.get("role") != "published_scan":
+                        continue
+                    bounds = np.asarray(g["bounds"])
+                    if (self.capacities[l] > -(-self.sizes[l] // g["spread"]) or np.min(g["cap"]) < 1
+                            or bounds[0] != 0 or bounds[-1] != self.sizes[l] or np.any(np.diff(bounds) < 0)):
+                        return None  # a cap below K can cut the list, or the workers' ranges miss neurons
+        return backward, layers
+
+    def _layer_delay(self, l):
+        return 0 if l == 1 or self.delay == 0 else 1
+
+    def _loop_forward(self, layers, tt):
+        from kernels.layer_loops import forward_leaky
+        T, B = self.T, self.B
+        works = {}
+        for l in sorted(layers):
+            spec, p = self.specs[l - 1], self.p[l]
+            n, K = self.sizes[l], self.capacities[l]
+            scan = [vs for vs in layers[l] if vs.geometry["role"] == "published_scan"]
+            bounds = np.asarray(scan[0].geometry["bounds"], dtype=np.int64) if scan else np.array([0, n])
+            W = bounds.size - 1
+            cap = (np.asarray(scan[0].geometry["cap"], dtype=np.int64).reshape(-1, 2, W) if scan
+                   else np.ones((1, 2, W), dtype=np.int64))
+            cnt, drop = np.empty((T, B, 2), dtype=np.int64), np.empty((T, B, 2), dtype=np.int64)
+            hits, scanned = np.empty((T, B, 2, W), dtype=np.int64), np.empty((T, B, 2, W), dtype=np.int64)
+            forward_leaky(self.W[l - 1], self.ids[l - 1], self.stats.kept[l - 1], self._layer_delay(l), p["gain"],
+                          p["decay"], p["theta"], p["theta2"], lif.RESET_CODES[spec.reset],
+                          spec.zero_resets_everything, spec.reset_delay, K, self.U[l], self.M[l], self.I[l],
+                          np.zeros((B, n), dtype=self.dt), self.ids[l], cnt, drop, bounds, cap, hits, scanned,
+                          self.M[l] is self.U[l])
+            self.stats.record(l, slice(None), cnt[..., 0], cnt[..., 1], drop[..., 0], drop[..., 1])
+            found = np.minimum(hits, cap)[tt]
+            in_spikes = self._input_list_len(l, tt, 0)
+            for vs in layers[l]:
+                role = vs.geometry["role"]
+                if role == "published_forward":
+                    works[id(vs)] = {"in_spikes": in_spikes if "grid" in vs.geometry
+                                     else in_spikes[..., vs.geometry["sample"]]}
+                elif role == "published_scan":
+                    works[id(vs)] = {"found": found.reshape(tt.size, -1), "scanned": scanned[tt].reshape(tt.size, -1)}
+                elif role == "published_tile_combine":
+                    self._found[l] = found
+                    works[id(vs)] = self.published_tile_combine(vs, tt)
+                else:
+                    works[id(vs)] = self.published_combine(vs, tt)
+            self._found[l] = found[-1]
+        return works
+
+    def _loop_backward(self, layers, tt):
+        from kernels.layer_loops import backward_leaky, weight_grad_reduced
+        T, B, L, dt = self.T, self.B, self.L, self.dt
+        hist_buf = np.empty(T * B * max(self.sizes[1:]), dtype=dt)
+        dS_next = None  # the list gradients the layer above sent, [T, B, K]
+        works = {}
+        for l in range(L, 0, -1):
+            spec, p = self.specs[l - 1], self.p[l]
+            n, K = self.sizes[l], self.capacities[l]
+            ids, listed = self.ids[l], self.stats.listed[l]
+            if l == L:
+                live = np.arange(K)[None, None, :] < listed[..., None]
+                safe = np.maximum(ids, 0)
+                g = (self.dL[np.arange(B)[None, :, None], safe] if self.readout.loss != "ce_rate"
+                     else self.dL[np.arange(T)[:, None, None], np.arange(B)[None, :, None], safe])
+                dS_all = np.zeros(ids.shape, dtype=dt) + np.where(live, g, 0).astype(dt)
+            else:
+                dS_all = dS_next
+            sets = {vs.geometry["role"]: vs for vs in layers[l] if vs.geometry["role"] != "published_reduce"}
+            stage1 = [vs for vs in layers[l] if vs.geometry["role"] == "published_reduce"
+                      and vs.geometry["stage"] == 1]
+            has_input_grad = "published_input_grad" in sets
+            if has_input_grad != bool(stage1):
+                raise AssertionError("an input gradient without its reduction")  # the published program pairs them
+            Kin = self.capacities[l - 1]
+            pl = self.layout.layers[l - 1]
+            starts = (np.asarray(stage1[0].geometry["group_starts"], dtype=np.int64) if stage1
+                      else np.zeros(1, dtype=np.int64))
+            dS_in = np.zeros((T, B, Kin), dtype=dt)
+            kind, p1, p2 = p["surrogate"]
+            zero = np.zeros((B, n), dtype=dt)
+            hist = hist_buf[:T * B * n].reshape(T, B, n)  # dI of every step (one buffer for all layers)
+            backward_leaky(self.dm[l], dS_all, ids, listed, zero, self.U[l], self.M[l], zero, p["gain"], p["decay"],
+                           p["theta"], lif.RESET_CODES[spec.reset], spec.zero_resets_everything, spec.reset_delay,
+                           spec.reset_in_gradient, kind, p1, p2, self.work_du[l], self.work_dmdS[l],
+                           np.zeros(n), np.zeros(n), hist, self.ids[l - 1], self.stats.listed[l - 1],
+                           self._layer_delay(l), self.W[l - 1], np.asarray(pl.neuron_starts, dtype=np.int64), starts,
+                           np.empty(n, dtype=dt), np.empty(pl.tiles, dtype=dt), np.empty(starts.size, dtype=dt),
+                           dS_in, has_input_grad)
+            self.dI[l][...] = hist[0]  # as the per-step path leaves it
+            dS_next = dS_in
+            grad = np.empty((self.sizes[l - 1], n), dtype=dt)
+            weight_grad_reduced(hist, self.worker, self.dW_copies[l].shape[0], self.ids[l - 1], self.stats.kept[l - 1],
+                                self._layer_delay(l), grad)
+            self._reduced[l] = grad  # the update reads it instead of summing the (unused) copies
+            self.P[l] = {}
+            in_spikes, in_listed = self._input_list_len(l, tt, 0), self._input_list_len(l, tt, 1)
+            for vs in layers[l]:
+                role, g = vs.geometry["role"], vs.geometry
+                if role == "published_surrogate":
+                    works[id(vs)] = {"listed": listed[tt][..., g["sample"]]}
+                elif role == "published_weight_grad":
+                    per_sample = np.concatenate([np.zeros(in_spikes.shape[:-1] + (1,), dtype=in_spikes.dtype),
+                                                 np.cumsum(in_spikes, axis=-1)], axis=-1)
+                    works[id(vs)] = {"in_spikes": per_sample[..., g["first_sample"] + g["samples"]]
+                                     - per_sample[..., g["first_sample"]]}
+                elif role == "published_input_grad":
+                    works[id(vs)] = {"in_listed": in_listed if "grid" in g else in_listed[..., g["sample"]]}
+                elif g["stage"] == 1:
+                    works[id(vs)] = {"in_listed": in_listed}
+        return works
 
     # ---- results -------------------------------------------------------------------------
     def traces(self):
