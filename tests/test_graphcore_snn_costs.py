@@ -480,7 +480,7 @@ def test_scan_hits_equals_the_flag_counts():
     from types import SimpleNamespace
 
     from kernels.graphcore_snn import scan_hits
-    from mimdsim.workloads.snn.source import _scan_work_from_flags
+    from mimdsim.workloads.snn.source import scan_work_from_flags
     rng = np.random.default_rng(1)
     B, n = 7, 61
     U = rng.normal(0.9, 0.2, (B, n)).astype(np.float32)
@@ -490,7 +490,7 @@ def test_scan_hits_equals_the_flag_counts():
         vs = SimpleNamespace(layer=1, geometry={"bounds": bounds, "cap": cap.ravel()})
         src = SimpleNamespace(_found={})
         flags = np.stack([U > th1, (U > th2) & (U <= th1)], axis=1)
-        want = _scan_work_from_flags(src, vs, flags)
+        want = scan_work_from_flags(src, vs, flags)
         hits, scanned = np.empty((B, 2, 6), np.int64), np.empty((B, 2, 6), np.int64)
         scan_hits(U, th1, th2, bounds, cap.astype(np.int64), hits, scanned)
         assert np.array_equal(np.minimum(hits, cap).ravel(), want["found"])

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .source import ExecutionSource, _round16
+from .source import ExecutionSource
+from .work import round16
 
 
 def is_binary(x) -> bool:
@@ -27,7 +28,7 @@ class PoptorchExecutionSource(ExecutionSource):
         self.x = None
         if not is_binary(inputs):  # real values: the first layer reads them as a matrix
             x = np.asarray(inputs, dtype=self.dt)
-            self.x = _round16(x.copy()) if self.fp16 else x
+            self.x = round16(x.copy()) if self.fp16 else x
             nz = np.count_nonzero(x, axis=2)
             zero = np.zeros_like(nz)
             self.stats.record(0, slice(None), nz, nz, zero, zero)
@@ -62,6 +63,6 @@ class PoptorchExecutionSource(ExecutionSource):
         ids = self.ids[src][ts]
         aligned = np.take_along_axis(dS, np.maximum(ids, 0).astype(np.int64), axis=1)
         if self.fp16:
-            _round16(aligned)
+            round16(aligned)
         self._add_pending(src, ts, aligned)
         return {}
