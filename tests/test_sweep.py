@@ -145,3 +145,17 @@ def test_without_dask_the_sweep_runs_serially_and_says_how_to_install(tmp_path, 
     assert run_sweep(sw, out=lines.append) == 2
     assert "pip install \"mimdsim[distributed]\"" in lines[0]
     assert json.loads(open(sw.results).readline())["status"] == "ok"
+
+
+def test_dask_tasks_group_points_of_one_shape():
+    """Points that differ only in rate settings share a compiled program and a task; every point
+    is in exactly one task; tasks are bounded and there are enough to balance the workers."""
+    from mimdsim.sweep.runner import task_chunks
+
+    points = [{"run.activity": a, "chip.tiles": t} for t in (256, 320, 384) for a in (0.001, 0.002, 0.005, 0.01)]
+    chunks = task_chunks(points, workers=1)
+    assert sorted(map(str, sum(chunks, []))) == sorted(map(str, points))
+    assert all(len({c["chip.tiles"] for c in chunk}) == 1 for chunk in chunks)  # one shape per task
+    assert max(map(len, chunks)) == 3  # ceil(12 / (4 tasks x 1 worker))
+    assert all(len(c) == 1 for c in task_chunks(points, workers=8))
+    assert max(map(len, task_chunks(points * 100, workers=1, most=64))) == 64

@@ -1,4 +1,4 @@
-"""Running a sweep: each point is a task, serially or on a Dask cluster; no lost work.
+"""Running a sweep: serially or on a Dask cluster (several points of one shape per task); no lost work.
 
 Each finished point is appended to the results file (JSON lines: parameters, summary,
 versions, seed, or the error it raised) as soon as it completes (flushed at once, fsynced at
@@ -142,17 +142,46 @@ def run_serial(sweep: Sweep, *, limit=None, progress=None) -> int:
     return len(todo)
 
 
+# settings that change no compiled program: points differing only in these share one
+RATE_KEYS = frozenset({"run.activity", "run.candidate_activity", "run.input_activity"})
+TASKS_PER_WORKER = 4  # enough tasks to balance the workers, few enough to amortise a task's overhead
+MOST_POINTS_PER_TASK = 64
+
+
+def task_chunks(points: list[dict], workers: int, most: int = MOST_POINTS_PER_TASK) -> list[list[dict]]:
+    """The points in tasks: points that share a compiled program (they differ only in rate
+    settings) go together, so a worker lowers each shape once and reuses it from its cache;
+    about ``TASKS_PER_WORKER`` tasks per worker, at most ``most`` points each."""
+    groups: dict = {}
+    for p in points:
+        shape = json.dumps({k: v for k, v in p.items() if k not in RATE_KEYS}, sort_keys=True, default=float)
+        groups.setdefault(shape, []).append(p)
+    size = max(1, min(most, -(-len(points) // (TASKS_PER_WORKER * max(int(workers), 1)))))
+    return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+
+def run_points(jobs: list[tuple]) -> list[dict]:
+    """One task: ``run_point`` for each ``(values, command, params)`` in turn."""
+    return [run_point(*job) for job in jobs]
+
+
 def run_dask(sweep: Sweep, client, *, progress=None) -> int:
-    """Run the missing points as tasks on a dask.distributed client; returns how many were computed."""
+    """Run the missing points as tasks on a dask.distributed client (several points of one shape
+    per task, :func:`task_chunks`); returns how many were computed."""
     from distributed import as_completed
 
     todo = pending(sweep)
-    futures = [client.submit(run_point, point_values(sweep, p), sweep.command, p, key=f"point-{point_id(p)}",
-                             pure=False, retries=2) for p in todo]
-    for i, fut in enumerate(as_completed(futures), start=1):
-        _append(sweep.results, fut.result())
-        if progress:
-            progress(i, len(todo))
+    workers = max(len(client.scheduler_info().get("workers", {})), 1)
+    futures = [client.submit(run_points, [(point_values(sweep, p), sweep.command, p) for p in chunk],
+                             key=f"points-{point_id(chunk[0])}-{len(chunk)}", pure=False, retries=2)
+               for chunk in task_chunks(todo, workers)]
+    done = 0
+    for fut in as_completed(futures):
+        for rec in fut.result():
+            _append(sweep.results, rec)
+            done += 1
+            if progress:
+                progress(done, len(todo))
     _sync(sweep.results)
     return len(todo)
 
