@@ -49,8 +49,8 @@ import numpy as np
 
 from .codelet import register
 from ._jit import njit, numba_loaded
-from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, _deal_plan, deal_jobs, deal_sample_grid,
-                   deal_vertices, multi_vertex_cycles)
+from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busiest_workers, deal_jobs, deal_plan,
+                   deal_sample_grid, deal_vertices, multi_vertex_cycles)
 
 # --------------------------------------------------------------------------- F3 state update
 # LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), n == 2
@@ -395,7 +395,7 @@ def _reduce_stage1_cost(tiles, g, work, tile):
         return reduce_stage1_cycles(tiles, g["inputs"], work["active"], tile)
     listed = np.asarray(work["in_listed"])
     if listed.ndim == 2 and numba_loaded():  # a loop's iterations: gate, sum and deal in one compiled pass
-        order, uniq, _, _, _, _, job_slot = _deal_plan(np.asarray(tiles), tile.workers)
+        order, uniq, _, _, _, _, job_slot = deal_plan(np.asarray(tiles), tile.workers)
         setup, per_active = _reduce_stage1_affine(g["inputs"])
         out = np.empty((listed.shape[0], uniq.size))
         base = setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS)
@@ -418,12 +418,7 @@ def _reduce_stage1_rows(base, per_active, slot, sample, listed, job_slot, U, W, 
         for j in range(job_slot.shape[0]):
             a = 1.0 if slot[j] < listed[i, sample[j]] else 0.0
             per[job_slot[j]] += base[j] + a * per_active[j]
-        for u in range(U):
-            m = per[u * W]
-            for w in range(1, W):
-                if per[u * W + w] > m:
-                    m = per[u * W + w]
-            out[i, u] = W * m + launch
+        busiest_workers(per, U, W, launch, out[i])
 
 
 # --------------------------------------------------------------------------- Keras sparse2dense

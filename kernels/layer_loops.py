@@ -84,19 +84,25 @@ def reduce_partials(P, group_starts, out, scratch):
     a group's sum is its first partial plus the pairwise sum of the rest (``reduceat``), the
     groups' sums are added as ``sum`` adds them (from zero, pairwise). ``scratch``: ``[groups]``."""
     B, K, tiles = P.shape
-    G = group_starts.shape[0]
     zero = P.dtype.type(0)
     for b in range(B):
         for k in range(K):
-            row = P[b, k]
-            for g in range(G):
-                lo = group_starts[g]
-                hi = group_starts[g + 1] if g + 1 < G else tiles
-                if hi - lo > 1:
-                    scratch[g] = row[lo] + pairwise_sum(row, lo + 1, hi)
-                else:
-                    scratch[g] = row[lo]
-            out[b, k] = zero + pairwise_sum(scratch, 0, G)
+            out[b, k] = reduce_row(P[b, k], group_starts, tiles, scratch, zero)
+
+
+@njit(cache=True)
+def reduce_row(row, group_starts, tiles, scratch, zero):
+    """One row of ``reduce_partials``: each group's first partial plus the pairwise sum of the
+    rest (into ``scratch[groups]``), then ``zero`` plus the pairwise sum of the groups."""
+    G = group_starts.shape[0]
+    for g in range(G):
+        lo = group_starts[g]
+        hi = group_starts[g + 1] if g + 1 < G else tiles
+        if hi - lo > 1:
+            scratch[g] = row[lo] + pairwise_sum(row, lo + 1, hi)
+        else:
+            scratch[g] = row[lo]
+    return zero + pairwise_sum(scratch, 0, G)
 
 
 @njit(cache=True)
@@ -194,7 +200,6 @@ def input_grad_reduced(W, in_ids, in_listed, dI, tile_starts, group_starts, out,
     slots past ``in_listed[b]`` have zero partials and sum to +0.0."""
     B, n = dI.shape
     tiles = tile_starts.shape[0] - 1
-    G = group_starts.shape[0]
     pairs = n == 2 * tiles and tile_starts[0] == 0
     for p in range(tiles):
         if tile_starts[p + 1] - tile_starts[p] != 2:
@@ -219,14 +224,7 @@ def input_grad_reduced(W, in_ids, in_listed, dI, tile_starts, group_starts, out,
                     for i in range(tile_starts[p], tile_starts[p + 1]):
                         acc += prod[i]
                     part[p] = acc
-            for g in range(G):
-                lo = group_starts[g]
-                hi = group_starts[g + 1] if g + 1 < G else tiles
-                if hi - lo > 1:
-                    scratch[g] = part[lo] + pairwise_sum(part, lo + 1, hi)
-                else:
-                    scratch[g] = part[lo]
-            out[b, k] = zero_out + pairwise_sum(scratch, 0, G)
+            out[b, k] = reduce_row(part, group_starts, tiles, scratch, zero_out)
 
 
 @njit(cache=True)

@@ -98,7 +98,7 @@ def vectors(n, tile: Tile) -> np.ndarray:
 _PLANS: dict = {}
 
 
-def _deal_plan(job_tiles: np.ndarray, workers: int):
+def deal_plan(job_tiles: np.ndarray, workers: int):
     """(order, unique tiles, (tile, worker) slot of each job in sorted order) of a job layout,
     cached per array: a program's vertex layouts are static and costed every iteration."""
     key = (id(job_tiles), job_tiles.size, workers)
@@ -157,7 +157,7 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     lead = instr.shape[:-1] if instr.ndim > 1 else ()
     if job_tiles.size == 0:
         return job_tiles.astype(np.int64), np.zeros(lead + (0,))
-    order, uniq, used, first, direct, full, job_slot = _deal_plan(job_tiles, W)
+    order, uniq, used, first, direct, full, job_slot = deal_plan(job_tiles, W)
     instr = np.broadcast_to(instr, lead + job_tiles.shape)
     if instr.ndim == 2 and not direct and numba_loaded():  # a loop's iterations in one compiled pass
         out = np.empty((instr.shape[0], uniq.size))
@@ -183,12 +183,19 @@ def _deal_rows(instr, order, job_slot, U, W, launch, out):
         per[:] = 0.0
         for j in range(order.shape[0]):
             per[job_slot[j]] += instr[i, order[j]]
-        for u in range(U):
-            m = per[u * W]
-            for w in range(1, W):
-                if per[u * W + w] > m:
-                    m = per[u * W + w]
-            out[i, u] = W * m + launch
+        busiest_workers(per, U, W, launch, out[i])
+
+
+@njit(cache=True)
+def busiest_workers(per, U, W, launch, out):
+    """``out[u] = W * max over workers of per[u * W: (u + 1) * W] + launch``: tile u's cycles
+    from its workers' instructions (slots in tile-major order)."""
+    for u in range(U):
+        m = per[u * W]
+        for w in range(1, W):
+            if per[u * W + w] > m:
+                m = per[u * W + w]
+        out[u] = W * m + launch
 
 
 def _max_last(x):

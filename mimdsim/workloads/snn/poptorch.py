@@ -159,6 +159,18 @@ def lower(low: LayerContext, static_input: bool = False):
         temps.append(t)
         return low_
 
+    def planned(phase, key, red, l, name, M, K, N, *, resident=False, zeroing=True, accumulate=False, **roles):
+        """One planned matmul of layer ``l``: placed, its operands exchanged (``phase["x_" + key]``),
+        its vertices (``phase[key]``) and its partial-sum reduction (``phase["x_" + red]``,
+        ``phase[red]``; ``accumulate``: the gradient accumulator is one more input)."""
+        mm = place(name, M, K, N, resident=resident, zeroing=zeroing)
+        phase[f"x_{key}"][l] += mm.operands(name, rhs_resident=resident)
+        phase[key][l].append(mm.matmul(l, zeroing=zeroing, **roles))
+        x, v = mm.reduction(name, l, extra_inputs=1 if accumulate and mm.p.pK > 1 else 0)
+        phase[f"x_{red}"][l] += x
+        phase[red][l] += v
+        return mm
+
     def to_map(name, src_tiles, n_elements, dest):
         """The tensor's elements from ``src_tiles`` to their linear mapping over all tiles."""
         per = spread(n_elements, NT)
@@ -172,20 +184,10 @@ def lower(low: LayerContext, static_input: bool = False):
         args = layer_codelet_args(spec, st.bias[l - 1], l == L and readout.on_membrane,
                                   bool(readout.activity_l1) and l < L)
         # ---- forward
-        mm = place(f"L{l}.fc", B, n_in, n, resident=True)
-        fwd["x_mm"][l] += mm.operands(f"L{l}.fc", rhs_resident=True)
-        fwd["mm"][l].append(mm.matmul(l, role="forward", dense=True))
-        x, v = mm.reduction(f"L{l}.fc", l)
-        fwd["x_red"][l] += x
-        fwd["red"][l] += v
+        mm = planned(fwd, "mm", "red", l, f"L{l}.fc", B, n_in, n, resident=True, role="forward", dense=True)
         out_tiles = mm.tiles
         if a2a:
-            rm = place(f"L{l}.recurrent", B, n, n, resident=True)
-            fwd["x_rmm"][l] += rm.operands(f"L{l}.recurrent", rhs_resident=True)
-            fwd["rmm"][l].append(rm.matmul(l))
-            x, v = rm.reduction(f"L{l}.recurrent", l)
-            fwd["x_rred"][l] += x
-            fwd["rred"][l] += v
+            rm = planned(fwd, "rmm", "rred", l, f"L{l}.recurrent", B, n, n, resident=True)
             to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
         to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
         per = spread(B * n, NT)
@@ -197,36 +199,18 @@ def lower(low: LayerContext, static_input: bool = False):
                                                role="scatter", dense=True)))
         if l < L:  # dS from the next layer's input-gradient matmul to the neuron mapping
             to_map(f"L{l}.dS", np.arange(NT), B * n, bwd["x_neuron"][l])
-        wg = place(f"L{l}.fc.wgrad", n_in, B, n, zeroing=False)
-        bwd["x_wg"][l] += wg.operands(f"L{l}.fc.wgrad", rhs_resident=False)
-        bwd["wg"][l].append(wg.matmul(l, zeroing=False, role="weight_grad", source="input"))
-        x, v = wg.reduction(f"L{l}.fc.wgrad", l, extra_inputs=1 if wg.p.pK > 1 else 0)
-        bwd["x_wred"][l] += x
-        bwd["wred"][l] += v
+        wg = planned(bwd, "wg", "wred", l, f"L{l}.fc.wgrad", n_in, B, n, zeroing=False, accumulate=True,
+                     role="weight_grad", source="input")
         grads = [wg]
         if a2a:
-            rwg = place(f"L{l}.recurrent.wgrad", n, B, n, zeroing=False)
-            bwd["x_rwg"][l] += rwg.operands(f"L{l}.recurrent.wgrad", rhs_resident=False)
-            bwd["rwg"][l].append(rwg.matmul(l, zeroing=False, role="weight_grad", source="own"))
-            x, v = rwg.reduction(f"L{l}.recurrent.wgrad", l, extra_inputs=1 if rwg.p.pK > 1 else 0)
-            bwd["x_rwred"][l] += x
-            bwd["rwred"][l] += v
+            rwg = planned(bwd, "rwg", "rwred", l, f"L{l}.recurrent.wgrad", n, B, n, zeroing=False, accumulate=True,
+                          role="weight_grad", source="own")
             grads.append(rwg)
-            rig = place(f"L{l}.recurrent.igrad", B, n, n)
-            bwd["x_rig"][l] += rig.operands(f"L{l}.recurrent.igrad", rhs_resident=False)
-            bwd["rig"][l].append(rig.matmul(l, role="input_grad", source="own"))
-            x, v = rig.reduction(f"L{l}.recurrent.igrad", l)
-            bwd["x_rired"][l] += x
-            bwd["rired"][l] += v
+            rig = planned(bwd, "rig", "rired", l, f"L{l}.recurrent.igrad", B, n, n, role="input_grad", source="own")
             # dS[t - 1] of the layer's own spikes, to the neuron mapping for the next backward step
             to_map(f"L{l}.dS_recurrent", rig.tiles, B * n, bwd["x_neuron"][l])
         if l > 1:
-            ig = place(f"L{l}.fc.igrad", B, n, n_in)
-            bwd["x_ig"][l] += ig.operands(f"L{l}.fc.igrad", rhs_resident=False)
-            bwd["ig"][l].append(ig.matmul(l, role="input_grad", source="input"))
-            x, v = ig.reduction(f"L{l}.fc.igrad", l)
-            bwd["x_ired"][l] += x
-            bwd["ired"][l] += v
+            planned(bwd, "ig", "ired", l, f"L{l}.fc.igrad", B, n, n_in, role="input_grad", source="input")
         # ---- memory: weights on the forward plan's home tiles, gradients where they accumulate
         home = mm.iM == 0
         alloc(f"L{l}.weights", "weights", mm.tiles[home], mm.k[home] * mm.n[home] * e, l)
