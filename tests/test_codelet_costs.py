@@ -332,6 +332,7 @@ EXPECTED_CODE_BYTES = {
     "lif_forward": 1024, "surrogate_scatter": 1024, "weight_grad": 512, "input_grad": 512,
     "spike_scan": 512, "spike_combine": 768, "partial_reduce": 384, "grad_copies_reduce": 384,
     "count_cross_entropy": 768, "count_spikes": 256, "sgd": 256, "adam": 768,
+    "poplin.matmul": 2048, "popops.neuron_map": 1024,  # the PopTorch program (docs/cost-model.md §3, §7)
 }
 
 
@@ -355,6 +356,7 @@ def test_footprint_code_once_plus_vertex_state():
     _eq(CODELETS["count_spikes"].footprint(7), 256 + 32 * 7)
     _eq(CODELETS["count_spikes"].footprint(0), 0)
     _eq(CODELETS["adam"].footprint(np.array([[2, 0], [0, 5]])), [[768 + 64, 0], [0, 768 + 160]])
+    _eq(CODELETS["poplin.matmul"].footprint([0, 1, 4]), [0, 2048 + 32, 2048 + 32 * 4])
 
 
 # ---------------------------------------------------------------- properties of the barrel model
