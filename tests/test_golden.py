@@ -34,7 +34,9 @@ def _with_numerics(run) -> dict:
     """The report, the loss and the gradient norms of an execution-driven run."""
     d = run.report.to_dict()
     d["loss"] = float(run.loss)
-    d["grad_norms"] = [float(np.linalg.norm(g)) for g in run.grads]
+    # the norm in float64 with an exactly rounded sum (the squares of float32 values are exact), so it
+    # depends on the gradients' bits only, not on which BLAS or NumPy summation order computes it
+    d["grad_norms"] = [math.sqrt(math.fsum(np.square(np.asarray(g, dtype=np.float64)).ravel())) for g in run.grads]
     return d
 
 
