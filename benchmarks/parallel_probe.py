@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from kernels.bptt import weight_grad
+from mimdsim.kernels.bptt import weight_grad
 
 
 @njit(parallel=True, cache=True)

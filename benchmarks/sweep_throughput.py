@@ -60,7 +60,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dask", type=int, default=0, help="also run on a LocalCluster of this many workers")
     args = ap.parse_args()
-    from mimdsim.workloads.snn.source import RateSource
+    from mimdsim.workloads.snn.sources import RateSource
 
     with tempfile.TemporaryDirectory() as d:
         os.chdir(d)

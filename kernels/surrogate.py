@@ -51,18 +51,6 @@ def sg(x, kind, p1, p2):
     return p2 * math.exp(-p1 * abs(x - 1))
 
 
-@njit(cache=True)
-def surrogate_at_listed(U, theta, ids, listed, kind, p1, p2, g):
-    """``g[b, i] = sg(U[b, i] - theta[i])`` for the listed ids of each sample, 0 elsewhere."""
-    B, n = U.shape
-    for b in range(B):
-        for i in range(n):
-            g[b, i] = 0
-        for k in range(listed[b]):
-            j = ids[b, k]
-            g[b, j] = sg(U[b, j] - theta[j], kind, p1, p2)
-
-
 def surrogate_numpy(x, name, p1, p2=0.0):
     """Reference (numpy) form of each surrogate, for tests and documentation."""
     x = np.asarray(x, dtype=np.float64)

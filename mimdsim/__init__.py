@@ -12,7 +12,7 @@ from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_
 from .arch import GpuSpec, SystolicSpec, systolic
 from .arch import gpu as gpu_spec
 from .optim import SGD, Adam
-from .workloads.snn.gpu import estimate as gpu_estimate
+from .workloads.snn.baselines.gpu import estimate as gpu_estimate
 from .workloads.snn.simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)
 from .snn import LIFParams, Network, NeuronSpec, Readout, Surrogate
@@ -20,7 +20,7 @@ from .snn.nir_io import from_nir, to_nir
 from . import data  # the subpackage: mimdsim.data.digits(...), .randman(...), .events(...)
 from .training import train
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "ChipSpec", "SystemSpec", "PRESETS", "chip", "system", "Network", "LIFParams", "NeuronSpec", "Surrogate",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from .errors import ConfigError, OutOfDeviceMemory
 from .report.comparison import Comparison
 from .validate import check_choice
-from .workloads.snn.gpu import STRATEGIES, estimate
+from .workloads.snn.baselines.gpu import STRATEGIES, estimate
 from .workloads.snn.simulate import simulate
-from .workloads.snn.systolic import systolic_estimate
+from .workloads.snn.baselines.systolic import systolic_estimate
 
 __all__ = ["compare", "Comparison"]
 

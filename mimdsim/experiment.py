@@ -287,7 +287,7 @@ def execute(values: dict, command: str, *, out=print):
     check_unused(values)  # a flag the workload would ignore is refused
     if values.get("workload.name", "snn") != "snn":  # Kalman track fitting or MLP inference
         from .workloads.cli import execute_workload
-        return execute_workload(values, out=out)
+        return execute_workload(values, build_system(values), out=out)
     from .report.outputs import write_outputs
     from .report.progress import Progress
 

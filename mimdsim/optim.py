@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernels import optim as _k
+from .kernels import optim as _k
 
 from .validate import check_number
 

@@ -2,7 +2,7 @@
 
 Every expected value below is a literal arithmetic expression derived from the
 instruction counts documented in the codelet modules and the barrel model of
-``docs``/DESIGN.md ("Cost model principles")::
+``kernels/tile.py`` (``docs/cost-model.md`` §1)::
 
     cycles = workers * max over workers(instructions) + vertex_launch_cycles
 
@@ -19,15 +19,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mimdsim
-from kernels import CODELETS, Tile
-from kernels.bptt import input_grad_cycles, surrogate_scatter_cycles, weight_grad_cycles
-from kernels.codelet import VERTEX_STATE_BYTES
-from kernels.lif import lif_forward_cycles
-from kernels.loss import count_cycles, loss_cycles
-from kernels.optim import optimizer_cycles
-from kernels.reduce import grad_copies_cycles, partial_reduce_cycles
-from kernels.spikes import spike_combine_cycles, spike_scan_cycles
-from kernels.tile import barrel_cycles, deal_jobs, per_worker, worker_of_sample
+from mimdsim.kernels import CODELETS, Tile
+from mimdsim.kernels.bptt import input_grad_cycles, surrogate_scatter_cycles, weight_grad_cycles
+from mimdsim.kernels.codelet import VERTEX_STATE_BYTES
+from mimdsim.kernels.lif import lif_forward_cycles
+from mimdsim.kernels.loss import count_cycles, loss_cycles
+from mimdsim.kernels.optim import optimizer_cycles
+from mimdsim.kernels.reduce import grad_copies_cycles, partial_reduce_cycles
+from mimdsim.kernels.spikes import spike_combine_cycles, spike_scan_cycles
+from mimdsim.kernels.tile import barrel_cycles, deal_jobs, per_worker, worker_of_sample
 
 TILE = Tile()  # workers=6, simd=2, load_bytes=8, vertex_launch_cycles=11
 

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from kernels import bptt, lif, loss, reduce, spikes, surrogate
-from kernels.optim import adam_step, sgd_step
-from kernels.tile import worker_of_sample
+from mimdsim.kernels import bptt, lif, loss, reduce, spikes, surrogate
+from mimdsim.kernels.optim import adam_step, sgd_step
+from mimdsim.kernels.tile import worker_of_sample
 
 
 def test_published_lif_forward_matches_equation():
@@ -169,7 +169,7 @@ def test_optimizer_steps():
 
 
 def test_kernels_name_the_valid_choices():
-    from kernels import kalman as kk
+    from mimdsim.kernels import kalman as kk
     with pytest.raises(ValueError, match=r"variant='vector' is not one of 'scalar', 'vectorised'"):
         kk.check_variant("vector")
     with pytest.raises(ValueError, match=r"covariance='pertrack' is not one of 'shared', 'per-track'"):

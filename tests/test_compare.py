@@ -9,8 +9,8 @@ import pytest
 import mimdsim
 from mimdsim.cli import main
 from mimdsim.gpu import systolic_gemm_cycles
-from mimdsim.workloads.snn.gpu import estimate as gpu_estimate
-from mimdsim.workloads.snn.systolic import systolic_estimate
+from mimdsim.workloads.snn.baselines.gpu import estimate as gpu_estimate
+from mimdsim.workloads.snn.baselines.systolic import systolic_estimate
 
 
 def test_compare_joins_reports_and_speedups():

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels import dense_snn
-from kernels.amp import AMP_SETUP, AMP_UTILISATION
-from kernels.tile import Tile
+from mimdsim.kernels import dense_snn
+from mimdsim.kernels.amp import AMP_SETUP, AMP_UTILISATION
+from mimdsim.kernels.tile import Tile
 from mimdsim.errors import ConfigError
 from mimdsim.snn import NeuronSpec
 

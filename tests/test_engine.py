@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels.optim import sgd_cycles
-from kernels.reduce import grad_copies_cycles
-from kernels.tile import Tile
+from mimdsim.kernels.optim import sgd_cycles
+from mimdsim.kernels.reduce import grad_copies_cycles
+from mimdsim.kernels.tile import Tile
 from mimdsim.compiler.transfers import host_stream, point_to_point
 from mimdsim.engine import memory_summary, run_program
 from mimdsim.engine.fabric import exchange_cost, exchange_phase

@@ -1,6 +1,6 @@
 """Exchange and sync cost model (``mimdsim.engine.fabric``) against hand-worked cycles.
 
-Model (DESIGN.md "Cost model principles", fabric.py docstring)::
+Model (``docs/cost-model.md`` §2, the docstring of ``mimdsim/engine/fabric.py``)::
 
     tile  = max(sent / send B/cycle, paired received / broadcast B/cycle
                                      + other received / recv B/cycle)

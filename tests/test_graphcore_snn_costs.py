@@ -39,9 +39,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels import CODELETS, Tile
-from kernels import graphcore_snn as G
-from kernels.tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, deal_vertices, multi_vertex_cycles
+from mimdsim.kernels import CODELETS, Tile
+from mimdsim.kernels import graphcore_snn as G
+from mimdsim.kernels.tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, deal_vertices, multi_vertex_cycles
 
 TILE = Tile()  # workers=6, vertex_launch_cycles=11
 RUN, OVH = 2, 7
@@ -434,7 +434,7 @@ def test_registry_entries_and_code_sizes():
 
 def test_sample_grid_deal_equals_dealing_every_vertex():
     """A sample-major (sample, tile) grid of affine vertices costs what dealing each vertex costs."""
-    from kernels.tile import deal_sample_grid, deal_vertices
+    from mimdsim.kernels.tile import deal_sample_grid, deal_vertices
     tile = Tile()
     rng = np.random.default_rng(0)
     tiles = np.array([3, 7, 9])
@@ -449,7 +449,7 @@ def test_sample_grid_deal_equals_dealing_every_vertex():
 
 def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
     """popops.copy (B5's Copy of dL/dU, on the tile): the bytes a DynamicSlice vertex moves for one slice."""
-    from kernels import poplibs
+    from mimdsim.kernels import poplibs
     tile = Tile()
     e, r = np.array([96, 32]), np.array([48, 1])
     np.testing.assert_array_equal(poplibs.copy_cycles(e, r, np.array([4, 4]), tile),
@@ -479,8 +479,8 @@ def test_scan_hits_equals_the_flag_counts():
     including workers that stop at their cap."""
     from types import SimpleNamespace
 
-    from kernels.graphcore_snn import scan_hits
-    from mimdsim.workloads.snn.source import scan_work_from_flags
+    from mimdsim.kernels.graphcore_snn import scan_hits
+    from mimdsim.workloads.snn.sources import scan_work_from_flags
     rng = np.random.default_rng(1)
     B, n = 7, 61
     U = rng.normal(0.9, 0.2, (B, n)).astype(np.float32)
@@ -495,3 +495,13 @@ def test_scan_hits_equals_the_flag_counts():
         scan_hits(U, th1, th2, bounds, cap.astype(np.int64), hits, scanned)
         assert np.array_equal(np.minimum(hits, cap).ravel(), want["found"])
         assert np.array_equal(scanned.ravel(), want["scanned"])
+
+
+def test_reduce_stage1_instructions_by_hand():
+    """B9's stage-1 vertex as its docstring counts it: eight inputs take the SIMD vertex, others the
+    generic loop (two inputs per float2 step, one left over); an inactive slot pays its setup only."""
+    from mimdsim.kernels.graphcore_snn import reduce_stage1_instructions
+    assert reduce_stage1_instructions(8, 1) == 8 + 9
+    assert reduce_stage1_instructions(5, 1) == 10 + 5 + 2 * 3 + 1 * 2
+    assert reduce_stage1_instructions(5, 0) == 10
+    assert list(reduce_stage1_instructions(np.array([8, 4]), np.array([0, 1]))) == [8, 10 + 5 + 2 * 3]

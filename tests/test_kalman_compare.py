@@ -4,7 +4,7 @@ import json
 import pytest
 
 import mimdsim
-from kernels import kalman as kk
+from mimdsim.kernels import kalman as kk
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
@@ -123,7 +123,7 @@ def test_settings_choices_match_the_codelets():
     assert BY_KEY["workload.variant"].choices == kk.VARIANTS
     assert BY_KEY["workload.covariance"].choices == kk.COVARIANCE_MODES
     assert set(SCHEDULES) <= set(BY_KEY["run.schedule"].choices)
-    from kernels.amp import AMP_UTILISATION
+    from mimdsim.kernels.amp import AMP_UTILISATION
     assert BY_KEY["workload.utilisation"].default == pytest.approx(AMP_UTILISATION)
 
 

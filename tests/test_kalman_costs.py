@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels import CODELETS, Tile
-from kernels import kalman as kk
+from mimdsim.kernels import CODELETS, Tile
+from mimdsim.kernels import kalman as kk
 
 TILE = Tile()
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels.kalman import kalman_fit
+from mimdsim.kernels.kalman import kalman_fit
 from mimdsim.workloads import kalman, synthetic_tracks
 
 PRIOR = (1.0, np.pi)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels import CODELETS, Tile
-from kernels import trackr as tk
-from kernels.poplibs import copy_cycles
+from mimdsim.kernels import CODELETS, Tile
+from mimdsim.kernels import trackr as tk
+from mimdsim.kernels.poplibs import copy_cycles
 from mimdsim.errors import ConfigError
 from mimdsim.workloads import kalman, trackr_cpu
 from mimdsim.workloads.kalman import cpu as kcpu

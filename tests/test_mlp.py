@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels import CODELETS
-from kernels import amp
+from mimdsim.kernels import CODELETS
+from mimdsim.kernels import amp
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds

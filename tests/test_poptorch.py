@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels.poplin import amp_matmul_cycles, conv_units
-from kernels.tile import Tile
+from mimdsim.kernels.poplin import amp_matmul_cycles, conv_units
+from mimdsim.kernels.tile import Tile
 from mimdsim.errors import ConfigError
 from mimdsim.snn.zoo import ZOO
-from mimdsim.workloads.snn.lower import compile_program
-from mimdsim.workloads.snn.matmul_plan import AVAILABLE_MEMORY_PROPORTION, plan_matmul
+from mimdsim.workloads.snn.programs.compile import compile_program
+from mimdsim.workloads.snn.programs.matmul_plan import AVAILABLE_MEMORY_PROPORTION, plan_matmul
 
 MK2 = mimdsim.chip("ipu-mk2")
 
@@ -85,7 +85,7 @@ def test_seed_first_layer_memory_per_tile_by_hand():
     assert w.tiles.size == 441 and w.nbytes.max() == 3584 and w.nbytes.min() == 1792
     assert by_name["L1.adam_moments"].nbytes.max() == 7168
     assert by_name["L1.input_history"].nbytes.max() == 3410
-    mimdsim.workloads.snn.lower.check_fits(prog)
+    mimdsim.compiler.memory.check_fits(prog)
 
 
 def test_real_valued_inputs_match_snntorch():
@@ -187,8 +187,8 @@ def test_static_input_streams_one_image_per_sample():
 
 
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
-    from kernels.poplin import amp_matmul
-    from kernels.popops_map import neuron_map_cycles
+    from mimdsim.kernels.poplin import amp_matmul
+    from mimdsim.kernels.popops_map import neuron_map_cycles
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 3)).astype(np.float32)
     # fp16 inputs, fp32 accumulation: the product of the rounded operands

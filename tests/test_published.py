@@ -5,8 +5,8 @@ import pytest
 
 import mimdsim
 from mimdsim.compiler.memory import check_fits
-from mimdsim.workloads.snn import published
-from mimdsim.workloads.snn.lower import compile_program
+from mimdsim.workloads.snn.programs import published
+from mimdsim.workloads.snn.programs.compile import compile_program
 from mimdsim.workloads.snn.study import configurations, multi_chip, multi_layer, multi_neuron
 
 F32 = U32 = 4
@@ -157,7 +157,7 @@ def test_published_inference_drops_the_backward_and_keeps_the_output_record():
 def test_published_lists_are_the_ops_lists(max_activity):
     """The source's lists equal the op's algorithm (kernels.graphcore_snn.spike_generation), also
     when a spread tile's cap (Kc = ceil(n / spread) < K) cuts a nearly saturated list."""
-    from kernels.graphcore_snn import spike_generation
+    from mimdsim.kernels.graphcore_snn import spike_generation
     net = mimdsim.Network.feedforward([50, 512, 10], max_activity=max_activity, weight_scale=30.0, seed=1)
     net.weights[0][:] = np.abs(net.weights[0])  # excitatory: nearly every neuron fires (a saturated list)
     rng = np.random.default_rng(2)

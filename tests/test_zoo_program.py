@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import mimdsim
-from kernels import bptt, lif
-from kernels.tile import Tile
-from mimdsim.workloads.snn.lower import compile_program
+from mimdsim.kernels import bptt, lif
+from mimdsim.kernels.tile import Tile
+from mimdsim.workloads.snn.programs.compile import compile_program
 from mimdsim.errors import ConfigError
 from mimdsim.program import Loop
 from mimdsim.snn import NeuronSpec, Surrogate

@@ -1,5 +1,5 @@
 """CPU specifications, with presets: the host-side reference of the workloads (docs/workloads.md,
-"CPU model"). Hardware knows no model: the Kalman estimate lives in ``mimdsim/workloads/cpu.py``."""
+"CPU model"). Hardware knows no model: the Kalman estimate lives in ``mimdsim/workloads/kalman/cpu.py``."""
 from __future__ import annotations
 
 import dataclasses

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import CODELETS
+from ..kernels import CODELETS
 
 from ..errors import OutOfTileMemory
 from ..program import Program, TensorAlloc

@@ -3,8 +3,8 @@ routes the vertex set's static geometry and the step's work counts into the code
 cycle estimator; this is the only place the engine learns what compute costs."""
 from __future__ import annotations
 
-from kernels import CODELETS, Codelet
-from kernels.tile import Tile
+from ..kernels import CODELETS, Codelet
+from ..kernels.tile import Tile
 
 from ..errors import ConfigError
 from ..program import VertexSet
@@ -15,7 +15,7 @@ def codelet(name: str) -> Codelet:
         return CODELETS[name]
     except KeyError:
         raise ConfigError(f"the program runs codelet {name!r}, which no kernels module registers; register it "
-                          f"with kernels.codelet.register (docs/extending.md)") from None
+                          f"with mimdsim.kernels.codelet.register (docs/extending.md)") from None
 
 
 def vertex_cycles(vs: VertexSet, work: dict, tile: Tile):

@@ -23,7 +23,7 @@ from typing import Protocol
 
 import numpy as np
 
-from kernels.tile import Tile
+from ..kernels.tile import Tile
 
 from ..errors import ConfigError
 from ..program import Launch, Loop, Program, Superstep, VertexSet

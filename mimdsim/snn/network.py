@@ -353,16 +353,6 @@ class Network:
             if self.biases[l] is not None and self.biases[l].dtype != self.dtype:
                 self.biases[l] = self.biases[l].astype(self.dtype)
 
-    def num_parameters(self) -> int:
-        """Trainable values: weights, biases, recurrent weights and learnable neuron parameters."""
-        count = sum(w.size for w in self.weights)
-        for l, spec in enumerate(self.specs):
-            count += 0 if self.biases[l] is None else self.biases[l].size
-            if spec.recurrence != "none" and spec.learn_recurrent:
-                count += self.recurrent[l].size + (0 if self.recurrent_biases[l] is None else self.recurrent_biases[l].size)
-            count += sum(v.size for v in self.neuron_params[l].values())
-        return int(count)
-
     def to_dict(self) -> dict:
         d = {"sizes": list(self.sizes), "capacities": list(self.capacities),
              "neuron": vars(self.neuron), "overflow": self.overflow,

@@ -60,7 +60,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from kernels import surrogate as _sg
+from ..kernels import surrogate as _sg
 
 from ..errors import ConfigError
 from ..validate import check_choice, check_number

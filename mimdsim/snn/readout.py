@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernels.loss import KINDS
+from ..kernels.loss import KINDS
 
 from ..errors import ConfigError
 from ..validate import check_choice, check_int, check_number

@@ -23,7 +23,7 @@ def versions() -> dict:
     import numba
     import numpy
 
-    from .. import __version__
+    from ..version import __version__
     return {"mimdsim": __version__, "numpy": numpy.__version__, "numba": numba.__version__,
             "python": platform.python_version()}
 

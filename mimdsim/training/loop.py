@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels import loss as loss_k
+from ..kernels import loss as loss_k
 
 from ..arch import as_system
 from ..errors import ConfigError, OutOfDeviceMemory, UnsupportedModel
@@ -181,7 +181,7 @@ class _GpuTimer:
     with each step's measured activity."""
 
     def __init__(self, net, gpu, strategy, precision, optimizer_kind, T, B):
-        from ..workloads.snn.gpu import estimate
+        from ..workloads.snn.baselines.gpu import estimate
 
         self.estimate, self.net, self.gpu, self.strategy = estimate, net, gpu, strategy
         self.precision, self.kind, self.T, self.B = precision, optimizer_kind, T, B

@@ -1,6 +1,7 @@
 """``mimdsim compare --workload kalman|mlp`` (and ``[workload] name = ...`` in experiment files).
 
-The ``workload.*`` settings live in :mod:`mimdsim.settings` with every other flag. The chip
+The ``workload.*`` settings live in :mod:`mimdsim.settings` with every other flag;
+:mod:`mimdsim.experiment` builds the system and calls :func:`execute_workload` (never the reverse). The chip
 settings (``--chip``, ``--tiles``, ``--chips``, ``--set``), ``--gpu``, ``--precision``, ``--batch``
 (the MLP batch) and ``--json`` keep their meaning. The Kalman comparison always reports both GPU
 strategies (fused, per-op); ``--strategy`` and ``--systolic`` are for the SNN step only.
@@ -8,7 +9,6 @@ strategies (fused, per-op); ``--strategy`` and ``--systolic`` are for the SNN st
 from __future__ import annotations
 
 from ..errors import ConfigError
-from ..experiment import build_system
 from ..validate import check_host_bytes
 from .compare import compare_kalman, compare_mlp
 
@@ -47,15 +47,16 @@ def check_unused(values: dict) -> None:
                               f"the workload that takes it")
 
 
-def execute_workload(values: dict, *, out=print):
-    """Run a workload comparison from the settings, print its table and write ``output.json``."""
+def execute_workload(values: dict, system, *, out=print):
+    """Run a workload comparison from the settings on ``system`` (the chips the settings describe,
+    built by the caller), print its table and write ``output.json``."""
     v = values
     for key in ("output.csv", "output.plot", "output.trace"):
         if v.get(key):
             raise ConfigError(f"{key} is written for the SNN step only; for --workload {v['workload.name']} use "
                               f"--json (output.json)")
     check_unused(v)
-    sys_ = build_system(v)
+    sys_ = system
     # the workload spreads over every tile of the system: refuse a system whose per-tile arrays
     # (a dozen int64/float64 per tile) would not fit this machine, before allocating them
     check_host_bytes(f"the per-tile arrays of {sys_.chips:,} chip(s) x {sys_.chip.tiles:,} tiles", sys_.tiles * 8 * 16,

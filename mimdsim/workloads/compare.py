@@ -5,7 +5,7 @@ for the Kalman fit, samples/s for the MLP) and speedup is MIMD throughput over t
 """
 from __future__ import annotations
 
-from kernels.amp import AMP_UTILISATION
+from ..kernels.amp import AMP_UTILISATION
 
 from ..report.comparison import Comparison
 from .kalman.cpu import kalman_estimate as cpu_kalman, trackr_cpu_estimate as trackr_cpu

@@ -15,7 +15,7 @@ host link rate, each transfer paying ``launch_overhead_s``.
 """
 from __future__ import annotations
 
-from kernels import kalman as kk
+from ...kernels import kalman as kk
 
 from ...arch.gpu import GpuSpec, gpu as gpu_spec
 from ...gpu.model import Kernel, workload_estimate

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels import kalman as kk
-from kernels import trackr as tk
-from kernels.tile import Tile
+from ...kernels import kalman as kk
+from ...kernels import trackr as tk
+from ...kernels.tile import Tile
 
-from kernels.poplibs import copy_cycles
-from kernels.tile import VERTEX_RUN_INSTRUCTIONS
+from ...kernels.poplibs import copy_cycles
+from ...kernels.tile import VERTEX_RUN_INSTRUCTIONS
 
 from ...arch import as_system, chip as chip_preset
 from ...compiler.transfers import host_stream

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels import amp
+from ...kernels import amp
 
 from ...arch import as_system
 from ...engine import run_program

@@ -64,9 +64,6 @@ class Layout:
     def chips_used(self) -> int:
         return len({p.chip for p in self.layers})
 
-    def chip_of(self, tiles) -> np.ndarray:
-        return np.asarray(tiles) // self.tiles_per_chip
-
     def tile_groups(self, n_tiles: int) -> tuple[np.ndarray, list[str]]:
         """Start tile and label of each group: before the first layer, each layer, after the last."""
         starts, labels = [0], ["other tiles"]

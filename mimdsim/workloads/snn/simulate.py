@@ -21,9 +21,11 @@ from ...program import Program
 from ...report import Report
 from ...snn import Network
 from ...validate import check_choice, check_fractions, check_int, check_seed
-from .lower import PRECISIONS, check_fits, check_step, compile_program
+from ...compiler.memory import check_fits
+from .programs.compile import compile_program
+from .step import PRECISIONS, check_step
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
-from .source import ExecutionSource, RateSource, SpikeStats
+from .sources import ExecutionSource, RateSource, SpikeStats
 
 
 @dataclass
@@ -180,7 +182,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     if execution:
         source_class = ExecutionSource
         if program.plan.schedule == "poptorch":
-            from .poptorch_source import PoptorchExecutionSource as source_class
+            from .sources.poptorch import PoptorchExecutionSource as source_class
         source = source_class(program, net, x, y, seed=seed, optimizer=optimizer)
     else:
         act = check_fractions("activity", activity, L)

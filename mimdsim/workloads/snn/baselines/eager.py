@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...gpu.framework import FrameworkSpec
-from ...gpu.model import Kernel, gemm, kernel_seconds
+from ....gpu.framework import FrameworkSpec
+from ....gpu.model import Kernel, gemm, kernel_seconds
 
 # Device ops of each neuron module (snnTorch 1.0, defaults; census in docs/as-built/gpu_frameworks.md
 # §1.4, taken at T = 25): forward per timestep (element-wise on B x n, 0-dim, copies, extra GEMMs

@@ -21,13 +21,13 @@ for ``fused`` (one CUDA graph).
 """
 from __future__ import annotations
 
-from ...arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
-from ...errors import ConfigError, OutOfDeviceMemory
-from ...gpu.model import Kernel, gemm, kernel_seconds
-from ...report import Report, empty_cycles
-from ...snn.network import describe_sizes
-from ...validate import check_choice, check_fractions
-from .lower import check_step
+from ....arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
+from ....errors import ConfigError, OutOfDeviceMemory
+from ....gpu.model import Kernel, gemm, kernel_seconds
+from ....report import Report, empty_cycles
+from ....snn.network import describe_sizes
+from ....validate import check_choice, check_fractions
+from ..step import check_step
 
 STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")
 
@@ -68,7 +68,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     check_choice("strategy", strategy, STRATEGIES)
     if strategy == "eager":
         raise ConfigError("the eager strategy is an op stream with host costs, not a kernel list: use "
-                          "mimdsim.workloads.snn.eager.step_ops, or estimate(..., strategy='eager')")
+                          "mimdsim.workloads.snn.baselines.eager.step_ops, or estimate(..., strategy='eager')")
     for l in range(1, L + 1):
         n_in, n = sizes[l - 1], sizes[l]
         s, rec = neuron_traits(specs[l - 1])
@@ -167,7 +167,7 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     ``input_activity`` matter only to the ``sparse`` strategy. Dense strategies do the
     same work whatever the activity.
     """
-    from ...gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, default_precision
+    from ....gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, default_precision
 
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     check_choice("strategy", strategy, STRATEGIES, where="GPU ")
@@ -243,7 +243,7 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
 def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used) -> Report:
     """The ``eager`` strategy: snnTorch's op stream from Python, host and device asynchronous
     (:mod:`.eager`); ``compute`` is the device's kernel time, ``host`` the time it waits for the host."""
-    from ...gpu.framework import framework
+    from ....gpu.framework import framework
     from . import eager
 
     fw = framework("pytorch-eager")

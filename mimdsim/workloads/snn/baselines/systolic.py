@@ -11,12 +11,12 @@ cycles by which DRAM traffic exceeds them (``dram``).
 """
 from __future__ import annotations
 
-from ...arch.systolic import SystolicSpec, systolic
-from ...gpu.systolic import systolic_gemm_cycles
-from ...report import Report, empty_cycles
-from ...snn.network import describe_sizes
+from ....arch.systolic import SystolicSpec, systolic
+from ....gpu.systolic import systolic_gemm_cycles
+from ....report import Report, empty_cycles
+from ....snn.network import describe_sizes
 from .gpu import training_step_kernels
-from .lower import check_step
+from ..step import check_step
 
 SYSTOLIC_KINDS = ("array", "vector", "dram")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compiler.transfers import point_to_point
-from ...errors import ConfigError
-from ...program import Loop, Superstep, Transfer
-from .lower import (LayerContext, TensorList, add_two_stage_reduction, group_supersteps, io_superstep,
+from ....compiler.transfers import point_to_point
+from ....errors import ConfigError
+from ....program import Loop, Superstep, Transfer
+from .lowering import (LayerContext, TensorList, add_two_stage_reduction, group_supersteps, io_superstep,
                     layer_codelet_args, layer_groups, loss_vertices, trainable_per_neuron, update_supersteps,
                     vertices)
 

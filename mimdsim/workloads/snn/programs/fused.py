@@ -1,17 +1,17 @@
-"""The spike-list program (the published sparse BPTT): capacity-K lists between layers,
+"""mimdsim's hand-fused spike-list program (``schedule="fused"``): capacity-K lists between layers,
 scanned and combined every step; gradients only through listed ids (module docstring of
-:mod:`.lower` lists its supersteps)."""
+:mod:`.lowering` lists its supersteps)."""
 from __future__ import annotations
 
 import numpy as np
 
-from kernels import bptt as _bptt
-from kernels import lif as _lif
+from ....kernels import bptt as _bptt
+from ....kernels import lif as _lif
 
-from ...compiler.memory import id_bytes
-from ...compiler.transfers import broadcast, point_to_point
-from ...program import Loop, Superstep
-from .lower import (LayerContext, TensorList, add_two_stage_reduction, group_supersteps, io_superstep,
+from ....compiler.memory import id_bytes
+from ....compiler.transfers import broadcast, point_to_point
+from ....program import Loop, Superstep
+from .lowering import (LayerContext, TensorList, add_two_stage_reduction, group_supersteps, io_superstep,
                     layer_codelet_args, layer_groups, loss_vertices, per_neuron_vectors, trainable_per_neuron,
                     update_supersteps, vertices)
 

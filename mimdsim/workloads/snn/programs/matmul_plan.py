@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels.poplibs import reduce_cycles
-from kernels.poplin import BYTES, IN_CHANS, amp_matmul_cycles, conv_units
-from kernels.tile import Tile
+from ....kernels.poplibs import reduce_cycles
+from ....kernels.poplin import BYTES, IN_CHANS, amp_matmul_cycles, conv_units
+from ....kernels.tile import Tile
 
-from ...errors import ConfigError
+from ....errors import ConfigError
 
 AVAILABLE_MEMORY_PROPORTION = 0.6  # poplin ConvOptions availableMemoryProportion default (PopTorch keeps it)
 PARTIAL_BYTES = 4  # float partials (poplin's default partialsType)

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.poplin import BYTES
+from ....kernels.poplin import BYTES
 
-from ...compiler.transfers import host_stream, point_to_point
-from ...errors import ConfigError
-from ...program import Launch, Loop, Superstep, Transfer, VertexSet
-from .lower import (F32, LayerContext, TensorList, group_supersteps, layer_codelet_args, layer_groups, loss_vertices)
+from ....compiler.transfers import host_stream, point_to_point
+from ....errors import ConfigError
+from ....program import Launch, Loop, Superstep, Transfer, VertexSet
+from .lowering import (F32, LayerContext, TensorList, group_supersteps, layer_codelet_args, layer_groups, loss_vertices)
 from .matmul_plan import MatmulPlan, block_sizes, plan_matmul
 
 FWD_KINDS = (("matmul", "mm", "x_mm"), ("reduce", "red", "x_red"), ("rmatmul", "rmm", "x_rmm"),

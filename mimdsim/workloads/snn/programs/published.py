@@ -3,7 +3,7 @@
 Lowered from the op the study ran — github jrfinkbeiner/graphcore_snn,
 ``custom_lif_multi_layer/custom_lif_layer_vectorize_transpose/`` — as counted in
 ``docs/as-built/graphcore_snn.md`` (section numbers F1–F9, B1–B10 below are that page's).
-What differs from the hand-fused ``"fused"`` schedule (:mod:`.lists`):
+What differs from the hand-fused ``"fused"`` schedule (:mod:`.fused`):
 
 * every Poplar program is its own superstep (sync, exchange, compute): per forward step the
   input slice (F1), the layer-to-layer copies (F2), five custom compute sets (state update F3,
@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compiler.transfers import host_stream, point_to_point
-from ...errors import ConfigError, UnsupportedModel
-from ...program import HOST, Loop, Superstep, Transfer
-from .lower import LayerContext, TensorList, loss_vertices, vertices
+from ....compiler.transfers import host_stream, point_to_point
+from ....errors import ConfigError, UnsupportedModel
+from ....program import HOST, Loop, Superstep, Transfer
+from .lowering import LayerContext, TensorList, loss_vertices, vertices
 
 U32 = F32 = 4
 WORKERS_PER_TILE = 6  # the op's num_threads (weight-gradient copies, spike-generation workers per tile)

@@ -10,8 +10,8 @@ model) or else by their codelet name.
 """
 from __future__ import annotations
 
-from .execution_source import ExecutionSource, scan_work_from_flags
-from .rate_source import RateSource, scan_work
+from .execution import ExecutionSource, scan_work_from_flags
+from .rate import RateSource, scan_work
 from .work import SourceBase, SpikeStats
 
 __all__ = ["ExecutionSource", "RateSource", "SourceBase", "SpikeStats", "scan_work", "scan_work_from_flags"]

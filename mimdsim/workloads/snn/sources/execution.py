@@ -1,13 +1,13 @@
 """The execution-driven work source: the codelets' functional implementations on real data
 (spike counts emerge from the dynamics; loss and gradients are exact), per vertex set and
-timestep or, for the published program's leaky layers, a whole loop per layer (:mod:`.source`)."""
+timestep or, for the published program's leaky layers, a whole loop per layer (:mod:`mimdsim.workloads.snn.sources`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from kernels import bptt, lif, loss as loss_k, reduce, spikes
-from kernels.graphcore_snn import scan_hits, spike_generation
-from kernels.tile import worker_of_sample
+from ....kernels import bptt, lif, loss as loss_k, reduce, spikes
+from ....kernels.graphcore_snn import scan_hits, spike_generation
+from ....kernels.tile import worker_of_sample
 
 from .work import SourceBase, no_work, round16
 
@@ -91,7 +91,6 @@ class ExecutionSource(SourceBase):
         self.P = [None] * (L + 1)
         self.P1 = [None] * (L + 1)
         self.dL = None  # the loss's gradient (dL/dC, dL/dS[t] or dL/dM[t])
-        self.mem_max_needed = net.readout.on_membrane
         self.grads = [None] * L
         self._reduced = {}  # layer -> its weight gradient, where a whole backward loop formed it
         self.param_grads = [dict() for _ in range(L)]
@@ -523,7 +522,7 @@ class ExecutionSource(SourceBase):
             if any(not {"published_surrogate", "published_weight_grad"} <= {vs.geometry["role"] for vs in sets}
                    for sets in layers.values()):
                 return None
-            from kernels.layer_loops import reducible
+            from ....kernels.layer_loops import reducible
             for l, sets in layers.items():
                 tiles = self.layout.layers[l - 1].tiles
                 if any(vs.geometry.get("stage") == 1 and not reducible(vs.geometry["group_starts"], tiles)
@@ -545,7 +544,7 @@ class ExecutionSource(SourceBase):
         return 0 if l == 1 or self.delay == 0 else 1
 
     def _loop_forward(self, layers, tt):
-        from kernels.layer_loops import forward_leaky
+        from ....kernels.layer_loops import forward_leaky
         T, B = self.T, self.B
         works = {}
         for l in sorted(layers):
@@ -582,7 +581,7 @@ class ExecutionSource(SourceBase):
         return works
 
     def _loop_backward(self, layers, tt):
-        from kernels.layer_loops import backward_leaky, weight_grad_reduced
+        from ....kernels.layer_loops import backward_leaky, weight_grad_reduced
         T, B, L, dt = self.T, self.B, self.L, self.dt
         hist_buf = np.empty(T * B * max(self.sizes[1:]), dtype=dt)
         dS_next = None  # the list gradients the layer above sent, [T, B, K]

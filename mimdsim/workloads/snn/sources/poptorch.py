@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .source import ExecutionSource
+from .execution import ExecutionSource
 from .work import round16
 
 

@@ -1,10 +1,10 @@
 """The rate-driven work source: no numerics; the same work counts drawn from given activities,
-a loop's iterations at once where numba is loaded (:mod:`.source`)."""
+a loop's iterations at once where numba is loaded (:mod:`mimdsim.workloads.snn.sources`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from kernels import CODELETS
+from ....kernels import CODELETS
 
 from .work import SourceBase
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels._jit import njit, numba_loaded
+from ....kernels._jit import njit, numba_loaded
 
 TABLE_N = 64  # counts up to this use the tabulated inversion constants
 

@@ -1,13 +1,13 @@
 """What the SNN program's two work sources share: the engine's contract ``work(vertex_set, t)
 -> work counts``, the dispatch of vertex sets by ``role`` (or codelet name), the list lengths
-every source answers from, and the spike statistics both record (:mod:`.source`)."""
+every source answers from, and the spike statistics both record (:mod:`mimdsim.workloads.snn.sources`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from kernels import CODELETS
+from ....kernels import CODELETS
 
-from ...program import Program, VertexSet
+from ....program import Program, VertexSet
 
 
 class SpikeStats:
