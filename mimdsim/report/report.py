@@ -175,7 +175,7 @@ def energy_line(e: dict) -> str:
     lo, hi = e["band"]["joules_per_step"]
     total = e["joules_per_step"] or 1.0
     shares = sorted(((v, k) for k, v in e["by_component"].items() if v), reverse=True)[:3]
-    return (f"  energy/step      {_joules(total)} ({_joules(lo)}-{_joules(hi)}), {e['watts']:,.1f} W, "
+    return (f"  joules/step      {_joules(total)} ({_joules(lo)}-{_joules(hi)}), {e['watts']:,.1f} W, "
             f"{e['samples_per_joule']:,.1f} samples/J; " + ", ".join(f"{k} {100 * v / total:.0f}%" for v, k in shares))
 
 
