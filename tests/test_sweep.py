@@ -159,3 +159,27 @@ def test_dask_tasks_group_points_of_one_shape():
     assert max(map(len, chunks)) == 3  # ceil(12 / (4 tasks x 1 worker))
     assert all(len(c) == 1 for c in task_chunks(points, workers=8))
     assert max(map(len, task_chunks(points * 100, workers=1, most=64))) == 64
+
+
+def test_a_clock_sweep_reports_energy_per_point_and_plots_samples_per_joule(tmp_path):
+    path = _sweep(tmp_path, '"chip.set.clock_hz" = [0.8e9, 1.6e9]\n')
+    assert main(["sweep", path, "--serial", "--plot", str(tmp_path / "fig"), "--quiet"]) == 0
+    recs = sorted(load_results(str(tmp_path / "r.jsonl")), key=lambda r: r["params"]["chip.set.clock_hz"])
+    for r in recs:
+        assert r["joules_per_step"] == pytest.approx(sum(r["energy_by_component"].values()))
+        assert r["samples_per_joule"] == pytest.approx(12 / r["joules_per_step"])
+        assert r["watts"] == pytest.approx(r["joules_per_step"] / r["seconds_per_step"])
+        lo, hi = r["energy_band"]["joules_per_step"]
+        assert lo < r["joules_per_step"] < hi
+    slow, fast = recs
+    # the same cycles at twice the clock: dynamic energy equal, leakage (45 W) for half the time
+    dyn = lambda r: r["joules_per_step"] - r["energy_by_component"]["static"]  # noqa: E731
+    assert dyn(slow) == pytest.approx(dyn(fast))
+    f0 = 62.5e12 / (1472 * 32)  # ipu-mk2's clock: 45 W leakage + 15 W clock tree at f0
+    for r in recs:
+        hz = r["params"]["chip.set.clock_hz"]
+        assert r["energy_by_component"]["static"] == pytest.approx((45 + 15 * hz / f0) * r["seconds_per_step"])
+    assert fast["samples_per_joule"] > slow["samples_per_joule"]
+    from mimdsim.sweep.plots import metrics
+    assert set(metrics(fast)) == {"MIMD samples/s", "MIMD samples/J"}
+    assert (tmp_path / "fig" / "sweep.png").exists()

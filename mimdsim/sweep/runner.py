@@ -43,6 +43,9 @@ def run_point(values: dict, command: str, params: dict) -> dict:
             report = c.mimd
             rec["speedup"] = c.speedup
             rec["gpu_samples_per_second"] = {s: r.samples_per_second for s, r in c.gpu.items()}
+            if c.energy_ratio:  # samples per joule, MIMD over each column's
+                rec["energy_ratio"] = c.energy_ratio
+                rec["gpu_samples_per_joule"] = {s: r.energy["samples_per_joule"] for s, r in c.gpu.items() if r.energy}
             if c.refused:
                 rec["refused"] = c.refused
         else:
@@ -54,6 +57,9 @@ def run_point(values: dict, command: str, params: dict) -> dict:
                    max_tile_bytes=d["memory"]["max_tile_bytes"], tile_bytes_limit=d["memory"]["tile_bytes_limit"],
                    activity=[ly["activity"] for ly in d["layers"]],
                    dropped_spikes=sum(ly["dropped_spikes"] for ly in d["layers"]))
+        if report.energy:  # energy per point (docs/energy.md): the central figures and their bands
+            rec.update({k: d[k] for k in ("joules_per_step", "samples_per_joule", "watts")},
+                       energy_band=d["energy"]["band"], energy_by_component=d["energy"]["by_component"])
     except Exception as e:  # a failing point is recorded, not fatal
         rec.update(status="error", error=f"{type(e).__name__}: {e}",
                    traceback=traceback.format_exc(limit=3))

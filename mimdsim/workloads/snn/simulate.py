@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...arch import as_system
+from ...energy import chip_energy
 from ...engine import run_program
 from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
@@ -192,6 +193,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     report = run_program(program, source, timeline=timeline, progress=progress)
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
+    report.energy = chip_energy(report, program.system)
     idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
         report.notes.append(idle)
