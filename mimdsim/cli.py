@@ -102,7 +102,9 @@ def cmd_sweep(args) -> int:
                       f" for {todo} point(s) (--serial runs in this process)")
     try:
         computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
-                             progress=progress, out=lambda text: progress.note(text))
+                             progress=progress,
+                             # shown with --quiet too: a run waiting on another must not look hung
+                             out=lambda text: progress.note(text) if progress.enabled else say(text))
     finally:
         progress.close()
     records = load_results(sweep.results)
@@ -111,7 +113,7 @@ def cmd_sweep(args) -> int:
     if args.plot:
         from .sweep.plots import plot_sweep
         written = plot_sweep(sweep, records, args.plot)
-    say(f"computed {computed} new point(s); {len(records)} in {sweep.results}, {len(errors)} with errors")
+    say(f"computed {computed} new point(s); {len(records)} point(s) in {sweep.results}, {len(errors)} with errors")
     for r in errors[:5]:
         say(f"  error at {r['params']}: {r['error']}")
     for p in written:
