@@ -264,9 +264,9 @@ def _kept(args) -> str:
 
 def _check_train_outputs(args) -> None:
     from .report.outputs import check_file_path
-    if getattr(args, "train_json", None):
+    if getattr(args, "train_json", None) is not None:  # "" is asked for, and refused
         check_file_path(args.train_json, "--json")
-    if getattr(args, "train_checkpoint", None) and not getattr(args, "train_resume", False):
+    if getattr(args, "train_checkpoint", None) is not None and not getattr(args, "train_resume", False):
         check_file_path(args.train_checkpoint, "--checkpoint")
 
 

@@ -334,6 +334,16 @@ BAD_INPUTS = [
     (["sweep", "{d}/huge_axis.toml"], r"has 10,000,000,001 values; the limit of a sweep is 1,000,000"),
     (["sweep", "{d}/rev.toml"], r"runs from 1472 to 256 with step 128.*swap start and stop, or give step -128"),
     (["sweep", "{d}/revu.toml"], r"the low end 0.05 is above the high end 0.001; swap them"),
+    # output paths: empty, a folder where a file is expected (existing, or by its trailing slash), a file
+    # where a folder is expected; each refused before the run with its own message
+    (SIM + ["--json", ""], r"--json is empty: give a file name \(e.g. --json out.json\)"),
+    (SIM + ["--csv", ""], r"--csv is empty"),
+    (SIM + ["--plot", ""], r"--plot is empty: give a folder"),
+    (SIM + ["--trace", "{d}"], r"--trace '.*' is a folder; give a file name"),
+    (SIM + ["--json", "{d}/new/"], r"--json '.*new/' ends with a path separator, so it names a folder"),
+    (SIM + ["--plot", "{d}/afile"], r"--plot '.*afile' is a file; give a folder"),
+    (TRAIN + ["--json", ""], r"--json is empty"),
+    (TRAIN + ["--checkpoint", ""], r"--checkpoint is empty"),
 ]
 
 
