@@ -194,8 +194,11 @@ def files(tmp_path):
                        "rev": '"chip.tiles" = {range = [1472, 256, 128]}\n',
                        "ok": '"chip.tiles" = [64, 128]\n',
                        "revu": '"run.activity" = {uniform = [0.05, 0.001]}\n',
-                       "huge_axis": '"run.seed" = {range = [0, 10000000000, 1]}\n'}.items():
-        mode = 'mode = "random"\nsamples = 3\n' if name == "revu" else ""
+                       "huge_axis": '"run.seed" = {range = [0, 10000000000, 1]}\n',
+                       "logr": '"run.activity" = {logrange = [0, 0.01, 4]}\n',
+                       "logn": '"run.activity" = {logrange = [0.001, 0.01, 2.5]}\n',
+                       "logu": '"run.activity" = {loguniform = [0, 0.01]}\n'}.items():
+        mode = 'mode = "random"\nsamples = 3\n' if name in ("revu", "logu") else ""
         (tmp_path / f"{name}.toml").write_text(EXPERIMENT + f'[sweep]\n{mode}results = "{name}.jsonl"\n'
                                                f'[sweep.axes]\n{axes}')
     return tmp_path
@@ -334,6 +337,9 @@ BAD_INPUTS = [
     (["sweep", "{d}/huge_axis.toml"], r"has 10,000,000,001 values; the limit of a sweep is 1,000,000"),
     (["sweep", "{d}/rev.toml"], r"runs from 1472 to 256 with step 128.*swap start and stop, or give step -128"),
     (["sweep", "{d}/revu.toml"], r"the low end 0.05 is above the high end 0.001; swap them"),
+    (["sweep", "{d}/logr.toml"], r"a log range needs start > 0 and stop > 0.*e.g. \{logrange = \[0.0001, 0.01, 4\]\}"),
+    (["sweep", "{d}/logn.toml"], r"the count 2.5 must be an integer >= 1 \(a log range is \[start, stop, count\]\)"),
+    (["sweep", "{d}/logu.toml"], r"a log-uniform draw needs a low end > 0.*or \{uniform = \[0, 0.01\]\}"),
     # output paths: empty, a folder where a file is expected (existing, or by its trailing slash), a file
     # where a folder is expected; each refused before the run with its own message
     (SIM + ["--json", ""], r"--json is empty: give a file name \(e.g. --json out.json\)"),
