@@ -1,4 +1,6 @@
 """Bad input gets a clear error naming the value, the limit and the fix — never a deep traceback."""
+import re
+
 import numpy as np
 import pytest
 
@@ -37,7 +39,7 @@ def test_bad_capacity():
 def test_bad_neuron_parameters():
     with pytest.raises(ConfigError, match=r"alpha=1.5 must be a finite number in \[0, 1\]; a decay factor"):
         mimdsim.Network.feedforward([20, 10, 4], alpha=1.5)
-    with pytest.raises(ConfigError, match=r"theta2=2.0 must be a number <= 1; candidates lie below the spike threshold theta1=1.0"):
+    with pytest.raises(ConfigError, match=r"theta2=2.0 must be a number <= 1; candidates lie below the spike threshold \(1.0\)"):
         mimdsim.Network.feedforward([20, 10, 4], theta2=2.0)
     with pytest.raises(ConfigError, match="overflow='newest'"):
         mimdsim.Network.feedforward([20, 10, 4], overflow="newest")
@@ -174,7 +176,8 @@ EXPERIMENT = '[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 4\n'
 
 
 def _one_line_error(argv, capsys):
-    """Run the CLI; return its single stderr line (and check: exit 2, one line, no traceback)."""
+    """Run the CLI; return its single stderr line (and check: exit 2, one line, no traceback, in the
+    command line's own words: no Python spelling, and every flag it suggests exists)."""
     capsys.readouterr()
     rc = main(argv)
     err = capsys.readouterr().err
@@ -182,7 +185,38 @@ def _one_line_error(argv, capsys):
     assert rc == 2, (rc, err)
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith("mimdsim"), err
+    assert_cli_words(lines[0], typed=argv)
     return lines[0]
+
+
+# Python's spellings that a command-line user cannot type: name=value (but --set FIELD=VALUE and
+# TOML's key = value are the command line's), Network./mimdsim. calls, simulate(...).
+API_SPELLING = re.compile(r"(?<![\w.\-'\"])(?<!--set )(?<!\[)([a-z][a-z0-9_]*)=(?![=\s])|\bNetwork\.|"
+                          r"\bmimdsim\.[a-z_]+\(|\bsimulate\(|\bfrom_nir\(")
+
+
+def all_flags() -> set:
+    """Every flag of every command, read from the parser."""
+    from mimdsim.cli import build_parser
+
+    found, todo = set(), [build_parser()]
+    while todo:
+        parser = todo.pop()
+        for action in parser._actions:
+            found.update(action.option_strings)
+            if isinstance(getattr(action, "choices", None), dict):
+                todo.extend(action.choices.values())
+    return found
+
+
+def assert_cli_words(text: str, typed=()) -> None:
+    """``text`` speaks the command line: flags that exist (or that the user typed), no Python."""
+    spelled = [m.group(0) for m in API_SPELLING.finditer(text)
+               if not text[:m.start()].rstrip().endswith("--set")]
+    assert not spelled, f"Python spelling {spelled} in: {text}"
+    flags = all_flags()
+    unknown = [f for f in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if f not in flags and f not in typed]
+    assert not unknown, f"suggests flags that do not exist {unknown}: {text}"
 
 
 @pytest.fixture
@@ -268,7 +302,7 @@ BAD_INPUTS = [
     (SIM + ["--chip-precision", "fp16", "--schedule", "published"], r"--chip-precision fp16 is not available there"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
     (WL + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
-    (WL + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
+    (WL + ["--workload", "kalman", "--planes", "1"], r"--planes 1 must be an integer >= 2; a straight-line track fit.*use at least 2 planes"),
     (WL + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (WL + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
     (WL + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
@@ -479,3 +513,32 @@ def test_a_checkpoint_from_another_T_is_explained_as_such(tmp_path, capsys):
     argv = [a if a != "8" or TRAIN[i - 1] != "--timesteps" else "10" for i, a in enumerate(TRAIN)]
     line = _one_line_error(argv + ["--checkpoint", ck, "--resume", "--epochs", "2"], capsys)
     assert "T8" in line and "T10" in line and "timesteps" in line and "capacit" not in line.split("Resume")[0]
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate"],  # the README's main job: rate-driven and overflow notes
+    ["simulate", "--layers", "20,10,10,10,4", "--timesteps", "2", "--batch", "2", "--execute"],  # late layers
+    ["simulate", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--execute", "--input-activity",
+     "0.001"],  # silent layers
+    ["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4"],
+    ["compare", "--workload", "kalman"],
+], ids=lambda a: " ".join(a))
+def test_notes_and_warnings_speak_the_command_line(argv, capsys):
+    """Every note and warning a run prints names flags that exist, never a Python argument."""
+    assert main(argv + ["--quiet"]) == 0
+    captured = capsys.readouterr()
+    lines = [l for l in (captured.out + captured.err).splitlines() if "note:" in l or "warning:" in l]
+    for line in lines:
+        assert_cli_words(line)
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare", "run", "sweep", "train", "chips", "gpus"])
+def test_every_flag_a_help_names_is_one_of_its_command(command, capsys):
+    """A command's --help suggests only its own flags (train's help spoke of a --model it lacks)."""
+    from mimdsim.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(getattr(a, "choices", None), dict)).choices[command]
+    own = {o for a in sub._actions for o in a.option_strings}
+    named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", sub.format_help()))
+    assert named <= own, sorted(named - own)

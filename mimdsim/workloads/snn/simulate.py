@@ -205,7 +205,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     if late:
         report.notes.append(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with the "
                             f"inter-layer delay of 1, layer l's first input arrives at step l-1): they stay silent; "
-                            f"use timesteps >= {L} or delay 0 to reach them")
+                            f"use timesteps >= {L} to reach them")
     if execution:  # a silent layer times nothing and trains nothing: say so, naming it
         silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking
                   and ly["layer"] not in late]
