@@ -190,6 +190,11 @@ def build_run(values: dict):
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
     check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"), schedule=v.get("run.schedule"))
     if v["run.execute"]:
+        for key, flag in (("run.activity", "--activity"), ("run.candidate_activity", "--candidate-activity")):
+            if v.get(key) is not None:  # the dynamics set the rates: refused, not ignored
+                raise ConfigError(f"{flag} (TOML: {key}) sets the firing rates a rate-driven run assumes; with "
+                                  f"--execute the rates come from the dynamics: drop {flag}, or drop --execute "
+                                  f"(--input-activity sets the input rate of an execution-driven run)")
         check_host_bytes(f"the random input spikes ([{T:,} timesteps, {B:,} samples, {n_in:,} inputs])",
                          8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")
         rng = np.random.default_rng(v["run.seed"])

@@ -374,6 +374,10 @@ BAD_INPUTS = [
     (["sweep", "{d}/logr.toml"], r"a log range needs start > 0 and stop > 0.*e.g. \{logrange = \[0.0001, 0.01, 4\]\}"),
     (["sweep", "{d}/logn.toml"], r"the count 2.5 must be an integer >= 1 \(a log range is \[start, stop, count\]\)"),
     (["sweep", "{d}/logu.toml"], r"a log-uniform draw needs a low end > 0.*or \{uniform = \[0, 0.01\]\}"),
+    # a setting the chosen mode does not read is refused, not ignored
+    (SIM + ["--execute", "--activity", "0.02"], r"--activity \(TOML: run.activity\) sets the firing rates a "
+                                                r"rate-driven run assumes; with --execute .* drop --activity"),
+    (SIM + ["--execute", "--candidate-activity", "0.02"], r"--candidate-activity .* drop --candidate-activity"),
     # output paths: empty, a folder where a file is expected (existing, or by its trailing slash), a file
     # where a folder is expected; each refused before the run with its own message
     (SIM + ["--json", ""], r"--json is empty: give a file name \(e.g. --json out.json\)"),
@@ -542,3 +546,15 @@ def test_every_flag_a_help_names_is_one_of_its_command(command, capsys):
     own = {o for a in sub._actions for o in a.option_strings}
     named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", sub.format_help()))
     assert named <= own, sorted(named - own)
+
+
+def test_a_setting_that_changes_the_program_says_so(capsys):
+    """fp16 runs the fused program (the published op is fp32 only): the headline and a note say so,
+    with the settings that hold the program fixed; a program given explicitly needs no reason."""
+    assert main(SIM + ["--chip-precision", "fp16"]) == 0
+    out = capsys.readouterr().out
+    assert "program          fused, fp16 (fp16 runs the fused program: the published op is fp32 only)" in out
+    assert "--schedule fused, --chip-precision fp32 holds the program fixed" in out
+    assert main(SIM + ["--chip-precision", "fp16", "--schedule", "fused"]) == 0
+    out = capsys.readouterr().out
+    assert "program          fused, fp16\n" in out and "holds the program fixed" not in out

@@ -115,7 +115,8 @@ class Report(JsonOutput):
             f"  samples/s        {self.samples_per_second:,.1f}",
             f"  seconds/step     {self.seconds_per_step * 1e3:,.3f} ms  ({total:,.0f} cycles at "
             f"{self.clock_hz / 1e9:.3g} GHz)",
-            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"]
+            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"
+               + (f" ({self.placement['schedule_reason']})" if self.placement.get("schedule_reason") else "")]
               if self.platform == "mimd" and self.placement.get("schedule") else []),
             "",
             f"  {'phase':<10}" + "".join(f"{k:>14}" for k in kinds) + f"{'total':>14}{'share':>8}",
