@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import ConfigError, MimdsimError
 from .settings import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2, FILE_KEYS, check_value
-from .validate import check_host_bytes, did_you_mean
+from .validate import check_host_bytes, check_input_file, did_you_mean
 
 try:  # Python 3.11+
     import tomllib
@@ -61,9 +61,7 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
 
     ``sweep=True`` accepts (and leaves to :mod:`mimdsim.sweep`) a ``[sweep]`` table.
     """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ConfigError(f"experiment file {path!r} not found (looked in {os.path.abspath(path)!r})")
+    path = check_input_file(path, "experiment file", "a TOML file such as examples/finkbeiner2024_nmnist.toml")
     with open(path, "rb") as f:
         raw = f.read()
     text = raw.decode("utf-8", errors="replace")

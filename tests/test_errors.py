@@ -326,8 +326,11 @@ BAD_INPUTS = [
     (SIM + ["--json", "{d}/same.json", "--trace", "{d}/same.json"], r"--json and --trace both write"),
     (WL + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
     # run FILE
-    (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
+    (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' does not exist"),
     (["run", "{d}/bad.toml"], r"bad.toml: not valid TOML"),
+    (["run", "{d}"], r"experiment file '.*' is a folder; give the file itself \(a TOML file"),
+    (["simulate", "--quiet", "--model", "{d}"], r"NIR file '.*' is a folder; give the file itself"),
+    (TRAIN + ["--data", "events", "--events", "{d}"], r"event file '.*' is a folder; give the file itself"),
     (["run", "{d}/e.toml", "--tiles", "0"], r"--tiles: 0 must be an integer between 1"),
     (["run", "{d}/e.toml", "--set", "model.batch=0"], r"--set: model.batch = 0 must be an integer >= 1"),
     (["run", "{d}/e.toml", "--set", "model.nope=1"], r"unknown key 'model.nope'.*Did you mean 'model.nir'\?"),
@@ -358,7 +361,7 @@ BAD_INPUTS = [
     (["gpus", "extra"], r"unrecognized arguments: extra"),
     (["nonsense"], r"invalid choice: 'nonsense'"),
     # sweeps: workers, an unreachable scheduler, absurd and reversed ranges, unwritable outputs
-    (["sweep", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
+    (["sweep", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' does not exist"),
     (["sweep", "{d}/e.toml"], r"a sweep file needs a \[sweep.axes\] table"),
     (["sweep", "{d}/ok.toml", "--workers", "0"], r"--workers: 0 must be an integer >= 1"),
     (["sweep", "{d}/ok.toml", "--workers", "-3"], r"--workers: -3 must be an integer >= 1"),
