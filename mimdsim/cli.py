@@ -32,14 +32,14 @@ def cmd_chips(args) -> int:
 def cmd_simulate(args) -> int:
     from .experiment import execute
 
-    execute(values_from_args(args), "simulate", out=say)
+    execute(values_from_args(args), "simulate", out=say_report)
     return 0
 
 
 def cmd_compare(args) -> int:
     from .experiment import execute
 
-    execute(values_from_args(args), "compare", out=say)
+    execute(values_from_args(args), "compare", out=say_report)
     return 0
 
 
@@ -60,7 +60,7 @@ def cmd_run(args) -> int:
             values[key] = check_value(FILE_KEYS[key], value, where="--set: ")
     if any(k.startswith("gpu.") for k in given) or any(k.startswith("gpu.") for k, _ in args.run_set or []):
         command = "compare"
-    execute(values, command, out=say)
+    execute(values, command, out=say_report)
     return 0
 
 
@@ -102,7 +102,9 @@ def cmd_sweep(args) -> int:
                       f" for {todo} point(s) (--serial runs in this process)")
     try:
         computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
-                             progress=progress, out=lambda text: progress.note(text))
+                             progress=progress,
+                             # shown with --quiet too: a run waiting on another must not look hung
+                             out=lambda text: progress.note(text) if progress.enabled else say(text))
     finally:
         progress.close()
     records = load_results(sweep.results)
@@ -111,7 +113,7 @@ def cmd_sweep(args) -> int:
     if args.plot:
         from .sweep.plots import plot_sweep
         written = plot_sweep(sweep, records, args.plot)
-    say(f"computed {computed} new point(s); {len(records)} in {sweep.results}, {len(errors)} with errors")
+    say(f"computed {computed} new point(s); {len(records)} point(s) in {sweep.results}, {len(errors)} with errors")
     for r in errors[:5]:
         say(f"  error at {r['params']}: {r['error']}")
     for p in written:
@@ -262,9 +264,9 @@ def _kept(args) -> str:
 
 def _check_train_outputs(args) -> None:
     from .report.outputs import check_file_path
-    if getattr(args, "train_json", None):
+    if getattr(args, "train_json", None) is not None:  # "" is asked for, and refused
         check_file_path(args.train_json, "--json")
-    if getattr(args, "train_checkpoint", None) and not getattr(args, "train_resume", False):
+    if getattr(args, "train_checkpoint", None) is not None and not getattr(args, "train_resume", False):
         check_file_path(args.train_checkpoint, "--checkpoint")
 
 
@@ -325,6 +327,41 @@ CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", 
              "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}
 
 
+def api_names() -> dict:
+    """Python argument names and the flags that set them: :data:`CLI_NAMES`, and each setting's own
+    name where it is a Python argument too (``max_rate`` -> ``--max-rate``, ``planes`` -> ``--planes``),
+    where that name is one setting's only."""
+    from .settings import SETTINGS
+
+    last: dict = {}
+    for s in SETTINGS:
+        last.setdefault(s.key.rsplit(".", 1)[-1], set()).add(s.flag)
+    derived = {name: next(iter(flags)) for name, flags in last.items() if len(flags) == 1 and "_" in name
+               or len(flags) == 1 and name in ("planes", "variant", "covariance", "encoding", "classes", "hidden")}
+    return {**derived, **CLI_NAMES}
+
+
+# Phrases of report notes written for the Python API, and their command-line words.
+NOTE_PHRASES = {"raise max_activity/capacity to keep them": "raise --max-activity (--input-capacity for the input "
+                                                           "list) to keep them",
+                "run with inputs= for rates from the dynamics": "run with --execute for rates from the dynamics"}
+
+
+def report_in_cli_terms(text: str) -> str:
+    """A report's notes in command-line terms (its tables are left as they are)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "note:" in line:
+            for api, cli in NOTE_PHRASES.items():
+                line = line.replace(api, cli)
+            lines[i] = cli_terms(line)
+    return "\n".join(lines)
+
+
+def say_report(text: str = "") -> None:
+    say(report_in_cli_terms(text))
+
+
 def cli_terms(message: str) -> str:
     """A library message in command-line terms: ``batch_size=0`` -> ``--batch 0``,
     ``schedule='fused'`` -> ``--schedule fused``, ``system('ipu-mk2', chips=2)`` -> ``--chips 2``,
@@ -347,9 +384,11 @@ def cli_terms(message: str) -> str:
                  lambda m: CLI_NAMES.get(m.group(1), m.group(0)), msg)
     msg = re.sub(r"\btraining=False\b", "--inference", msg)
     msg = re.sub(r"\bstrict=False\b", "the default (not strict)", msg)
-    names = "|".join(sorted(CLI_NAMES, key=len, reverse=True))
+    known = api_names()
+    names = "|".join(sorted(known, key=len, reverse=True))
     msg = re.sub(rf"(?<![\w.\-])({names})=(['\"]?)([^\s,;'\")]*)\2",
-                 lambda m: f"{CLI_NAMES[m.group(1)]} {m.group(3)}".rstrip(), msg)
+                 lambda m: m.group(0) if m.string[:m.start()].endswith("--set ")  # a chip field: --set FIELD=V
+                 else f"{known[m.group(1)]} {m.group(3)}".rstrip(), msg)
     return re.sub(r"(?<![\w.\-])(neurons_per_tile|max_activity|input_capacity|weight_scale|batch_size)\b",
                   lambda m: CLI_NAMES[m.group(1)], msg)
 

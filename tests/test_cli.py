@@ -137,7 +137,7 @@ def test_ctrl_c_in_a_sweep_keeps_the_finished_points(tmp_path, capsys, monkeypat
     assert "Traceback" not in err
     monkeypatch.setattr(runner, "run_point", real)
     assert main(["sweep", str(path), "--serial", "--quiet"]) == 0  # resumes: the other two
-    assert "computed 2 new point(s); 3 in" in capsys.readouterr().out
+    assert "computed 2 new point(s); 3 point(s) in" in capsys.readouterr().out
 
 
 def test_run_file_takes_overrides_of_its_keys(tmp_path, capsys):

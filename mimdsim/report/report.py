@@ -122,7 +122,8 @@ class Report(JsonOutput):
             f"  seconds/step     {self.seconds_per_step * 1e3:,.3f} ms  ({total:,.0f} cycles at "
             f"{self.clock_hz / 1e9:.3g} GHz)",
             *([energy_line(self.energy)] if self.energy else []),
-            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"]
+            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"
+               + (f" ({self.placement['schedule_reason']})" if self.placement.get("schedule_reason") else "")]
               if self.platform == "mimd" and self.placement.get("schedule") else []),
             "",
             f"  {'phase':<10}" + "".join(f"{k:>14}" for k in kinds) + f"{'total':>14}{'share':>8}",
@@ -163,9 +164,14 @@ class Report(JsonOutput):
                 lines.append(f"  {ly['layer']:<7}{ly['neurons']:>9}{ly['tiles']:>7}{ly['capacity']:>6}"
                              f"{100 * ly['activity']:>9.2f}%{100 * ly['listed_fraction']:>8.2f}%"
                              f"{ly['spikes']:>11,}{ly['dropped_spikes']:>10,}{ly['dropped_candidates']:>15,}")
-            if any(ly["dropped_spikes"] for ly in self.layers):
-                lines.append("  note: some spike lists overflowed their capacity K; dropped spikes were not sent "
-                             "(raise max_activity/capacity to keep them).")
+            dropped = sum(ly["dropped_spikes"] for ly in self.layers)
+            if dropped:
+                total = sum(ly["spikes"] for ly in self.layers)  # generated: sent + dropped
+                where = ", ".join(f"layer {ly['layer']} {ly['dropped_spikes']:,}" for ly in self.layers
+                                  if ly["dropped_spikes"])
+                lines.append(f"  note: {dropped:,} of {total:,} spikes ({100 * dropped / total:.2g}%) overflowed their "
+                             f"list's capacity K and were not sent ({where}); raise max_activity/capacity to keep "
+                             f"them.")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
