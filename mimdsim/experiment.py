@@ -294,8 +294,9 @@ def execute(values: dict, command: str, *, out=print):
     from .report.outputs import write_outputs
     from .report.progress import Progress
 
-    progress = Progress("simulating" if command == "simulate" else "comparing", "timestep",
-                        enabled=not values["output.quiet"])
+    # the engine counts every iteration of the program's loops: T forward steps, then T backward
+    progress = Progress(f"{'simulating' if command == 'simulate' else 'comparing'} (timesteps of the forward, then "
+                        f"backward loop)", "timestep", enabled=not values["output.quiet"])
     try:
         net, sys_spec, kw = build_run(values)
         timeline = [] if values["output.trace"] else None

@@ -302,7 +302,7 @@ BAD_INPUTS = [
     (SIM + ["--chip-precision", "fp16", "--schedule", "published"], r"--chip-precision fp16 is not available there"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
     (WL + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
-    (WL + ["--workload", "kalman", "--planes", "1"], r"--planes 1 must be an integer >= 2; a straight-line track fit.*use at least 2 planes"),
+    (WL + ["--workload", "kalman", "--planes", "1"], r"--planes 1 must be an integer >= 2; a straight-line track fit needs at least 2 planes"),
     (WL + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (WL + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
     (WL + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),

@@ -33,7 +33,7 @@ from ..workloads.snn.simulate import simulate
 from ..snn import Network
 from ..validate import check_choice, check_int, check_number
 from . import checkpoint as ckpt
-from .progress import Progress, wanted
+from ..report.progress import Progress, wanted
 
 
 @dataclass(frozen=True)
@@ -384,7 +384,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
         lr_scales = weight_rms(net)
     config["layerwise_lr"] = lr_scales if layerwise_lr else None
     stepper = LayerwiseLR(optimizer, lr_scales) if layerwise_lr else optimizer
-    bar = Progress(wanted(progress))
+    bar = Progress("training", "batch", enabled=wanted(progress), delay=0.0, every=0.2, leave=False)
     sim_kw = dict(neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
     chip_total = history[-1].chip_seconds_total if history else 0.0
     gpu_total = history[-1].gpu_seconds_total if history else (0.0 if gpu is not None else None)
