@@ -143,8 +143,9 @@ class Trace:
                 "versions": dict(self.versions)}
 
     def nbytes(self) -> int:
-        """Memory the trace holds (its arrays and a generous 1 KB per distinct op)."""
-        return int(self.sequence.nbytes + self.phase.nbytes + 1024 * len(self.table))
+        """Bytes the trace holds: its per-op arrays and its table of distinct ops (as pickled)."""
+        import pickle
+        return int(self.sequence.nbytes + self.phase.nbytes + len(pickle.dumps(self.table)))
 
 
 def _shapes(torch, values, out):

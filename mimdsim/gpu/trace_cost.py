@@ -63,17 +63,9 @@ def _e(dtype):
     return _itemsize(dtype)
 
 
-def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
-                   precision: str | None = None) -> Report:
-    """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
-    ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
-    phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction."""
-    spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
-    fw = framework_spec(framework)
-    if precision is None:
-        precision = "tf32" if fw.float32_matmul == "tf32" and spec.tf32_flops else "fp32"
-    check_choice("precision", precision, PRECISIONS)
-    spec.matrix_flops(precision)  # raises if the GPU lacks this precision
+def op_stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str):
+    """The traced step's device ops in issue order: (host seconds, device seconds, sync) per op, and
+    (kernel, phase code) per op."""
     dev_mask = trace.device_mask
     seq, phase = trace.sequence[dev_mask], trace.phase[dev_mask]
     n = int(seq.size)
@@ -95,6 +87,22 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
     host = np.where(phase == PHASES.index("backward"), fw.host_backward_op_s, fw.host_forward_op_s).astype(float)
     _add_call_costs(trace, dev_mask, host, fw)
     syncs = np.array([bool(trace.table[s].sync) for s in seq.tolist()], bool)
+    return host, device, syncs, [kernels[k] for k in keys], phase
+
+
+def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
+                   precision: str | None = None) -> Report:
+    """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
+    ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
+    phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction."""
+    spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
+    fw = framework_spec(framework)
+    if precision is None:
+        precision = "tf32" if fw.float32_matmul == "tf32" and spec.tf32_flops else "fp32"
+    check_choice("precision", precision, PRECISIONS)
+    spec.matrix_flops(precision)  # raises if the GPU lacks this precision
+    host, device, syncs, kernel_list, phase = op_stream(trace, spec, fw, precision)
+    n = len(kernel_list)
     total, wait = synchronised_timeline(host, device, syncs)
 
     hz = spec.clock_hz
@@ -104,7 +112,7 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
         sel = phase == i
         cycles[REPORT_PHASE[p]]["compute"] += float(device[sel].sum()) * hz
         cycles[REPORT_PHASE[p]]["host"] += float(wait[sel].sum()) * hz
-    names = np.array([kernels[k].name for k in keys]) if n else np.zeros(0, str)
+    names = np.array([k.name for k in kernel_list]) if n else np.zeros(0, str)
     for name in dict.fromkeys(names.tolist()):
         sel = names == name
         steps[name] = {"count": int(sel.sum()), "phase": REPORT_PHASE[name.split(".", 1)[0]],
@@ -113,7 +121,7 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
     summary = trace.summary()
     host_bound = float(wait.sum() / total) if total else 0.0
     bound = "host" if host_bound > 0.5 else "device"
-    gemms = sum(1 for k in keys if kernels[k].kind == "matrix")
+    gemms = sum(1 for k in kernel_list if k.kind == "matrix")
     versions = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
     notes = [f"traced ({versions}): {n} device ops ({gemms} GEMMs) of {len(trace)} dispatched, "
              f"{summary['host_syncs']} host sync(s) per step; {bound}-bound: the device waits "
