@@ -1,4 +1,4 @@
-"""Command line: ``mimdsim simulate | compare | run FILE | chips | gpus``.
+"""Command line: ``mimdsim simulate | compare | run FILE | op KIND | validate | chips | gpus``.
 
 The flags of ``simulate`` and ``compare`` come from :mod:`mimdsim.settings`, the same table
 that defines the experiment-file keys.
@@ -76,6 +76,72 @@ def cmd_gpus(args) -> int:
               f"{tf(g.fp16_flops)}{tf(g.bf16_flops)}{g.hbm_bytes / 2**30:>5.0f} GiB{g.hbm_bytes_per_second / 1e12:>7.2f} TB/s"
               f"{g.l2_bytes / 2**20:>5.0f} MiB  {gpu_description(name)}")
     print("\nTensor-core figures are dense (no 2:4 sparsity). Sources in docs/gpu-model.md.")
+    return 0
+
+
+OP_FLAGS = (  # flag, type, help: the shape arguments of mimdsim.op (KIND decides which apply)
+    ("--m", int, "matmul: rows of the left operand [m,k]"), ("--k", int, "matmul: inner dimension"),
+    ("--n", int, "matmul: columns of the right operand [k,n]"),
+    ("--precision", str, "matmul: fp32 or fp16 (default fp16)"),
+    ("--elements", int, "elementwise, copy, dynamic-slice: the tensor's elements (spread over --tiles)"),
+    ("--operand", str, "elementwise: scalar (default) or vector"), ("--pattern", str,
+     "elementwise --operand vector: the vector's length; exchange: point-to-point (default), broadcast, all-to-all"),
+    ("--regions", int, "contiguous regions per tile (default 1)"), ("--dtype", str, "float (default) or half"),
+    ("--slices", int, "dynamic-slice: slices taken (default 1)"), ("--outputs", int, "reduce: output elements"),
+    ("--partials", int, "reduce: inputs summed into each output"), ("--bytes", int, "exchange: bytes per message"),
+    ("--bytes-in", int, "host: bytes from the host"), ("--bytes-out", int, "host: bytes to the host"),
+    ("--scope", str, "sync: chip (default) or global"), ("--chips", int, "sync: chips the barrier spans"),
+    ("--tiles", int, "tiles the op uses (default: every tile of the chip)"),
+)
+
+
+def cmd_op(args) -> int:
+    from .ops import op
+    from .report.outputs import check_file_path
+
+    if args.json:
+        check_file_path(args.json, "--json")
+    shape = {flag[2:].replace("-", "_"): getattr(args, "op_" + flag[2:].replace("-", "_"))
+             for flag, _, _ in OP_FLAGS}
+    shape = {k: v for k, v in shape.items() if v is not None}
+    if args.update:
+        shape["update"] = True
+    if args.kind == "elementwise" and "pattern" in shape:
+        try:
+            shape["pattern"] = int(shape["pattern"])
+        except ValueError:
+            raise ConfigError(f"--pattern {shape['pattern']!r}: elementwise takes the vector's length, an "
+                              f"integer") from None
+    try:
+        report = op(args.kind, args.chip, **shape)
+    except ConfigError as e:  # name the flags, not the Python arguments
+        import re
+        text = re.sub(r"\b(bytes_in|bytes_out)\b", lambda m: m.group(1).replace("_", "-"), str(e))
+        text = re.sub(r"(?<![\w-])(m|k|n|precision|elements|operand|pattern|regions|dtype|slices|outputs|partials|"
+                      r"bytes|bytes-in|bytes-out|scope|chips|tiles|update)=", r"--\1 ", text)
+        raise ConfigError(text) from None
+    say(report.summary())
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump(report.to_dict(), f, indent=1)
+        say(f"wrote {args.json}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .validation import run_all, summary_table
+    from .report.outputs import check_file_path
+
+    if args.json:
+        check_file_path(args.json, "--json")
+    results = run_all(sources=args.source, quick=args.quick)
+    say(summary_table(results, points=args.points))
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump([r.to_dict() for r in results], f, indent=1)
+        say(f"wrote {args.json}")
     return 0
 
 
@@ -223,6 +289,30 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
     w.add_argument("--quiet", action="store_true", help="no progress line")
     w.set_defaults(func=cmd_sweep)
+    from .ops import KINDS
+    o = sub.add_parser("op", help="one Poplar operation on its own: a matmul, element-wise op, copy, slice, "
+                                  "reduction, exchange, sync or host transfer",
+                       description="Cost one operation with the same planner, codelet estimators and fabric model "
+                                   "the programs use: e.g. `mimdsim op matmul --chip bow --m 4096 --k 4096 --n 4096 "
+                                   "--precision fp16`. Prints cycles by kind (compute, exchange, sync, host), the "
+                                   "matmul's split and each superstep.")
+    o.add_argument("kind", metavar="KIND", choices=list(KINDS), help="one of " + ", ".join(KINDS))
+    o.add_argument("--chip", default="ipu-mk2", help="chip preset (default ipu-mk2; `mimdsim chips` lists them)")
+    o.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
+    o.add_argument("--update", action="store_true", help="dynamic-slice: a dynamicUpdate instead")
+    for flag, kind, text in OP_FLAGS:
+        o.add_argument(flag, dest="op_" + flag[2:].replace("-", "_"), type=kind, default=None, help=text)
+    o.set_defaults(func=cmd_op)
+    v = sub.add_parser("validate", help="every stored measurement against the model: model / measured per point",
+                       description="Run every measurement the project stores (mimdsim/validation/data/, each with "
+                                   "its provenance) through the model and print model / measured per point, with "
+                                   "the median and the worst per source. Nothing is fitted.")
+    v.add_argument("--json", default=None, metavar="FILE", help="write every point as JSON")
+    v.add_argument("--source", action="append", default=None, metavar="NAME",
+                   help="only this source (repeatable; default: all)")
+    v.add_argument("--points", action="store_true", help="print every point, not only the summary")
+    v.add_argument("--quick", action="store_true", help="a subset of each source's points (for tests)")
+    v.set_defaults(func=cmd_validate)
     from .training.cli import add_parser as add_train_parser
     add_train_parser(sub)
     return p

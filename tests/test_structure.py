@@ -37,9 +37,10 @@ LAYERS = [
                                                            "mimdsim.workloads.snn.baselines",
                                                            "mimdsim.workloads.kalman", "mimdsim.workloads.mlp"]),
     ("a workload's entry point", ["mimdsim.workloads.snn.simulate", "mimdsim.workloads.snn"]),
-    ("comparisons", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads.cli", "mimdsim.workloads"]),
+    ("comparisons, single ops", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads.cli",
+                                 "mimdsim.workloads", "mimdsim.ops"]),
     ("experiment files", ["mimdsim.experiment"]),
-    ("training and sweeps", ["mimdsim.training", "mimdsim.sweep"]),
+    ("training, sweeps, validation", ["mimdsim.training", "mimdsim.sweep", "mimdsim.validation"]),
     ("the command line and the package", ["mimdsim.cli", "mimdsim.__main__", "mimdsim"]),
 ]
 
