@@ -312,7 +312,7 @@ def execute(values: dict, command: str, *, out=print):
         else:
             from .workloads.snn.simulate import simulate
             run = simulate(net, sys_spec, timeline=timeline, progress=progress, **kw)
-            result, gpu_reports, text = run, [], run.report.format()
+            result, gpu_reports, text = run, [], run.report.format(full=bool(values.get("output.full")))
     except MimdsimError as e:
         raise _locate(values, e)
     finally:

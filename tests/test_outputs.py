@@ -137,3 +137,32 @@ def test_compare_figures_show_every_column_readably(tmp_path, monkeypatch):
     heat = drawn["tile_compute_cycles"]
     assert heat["yticks"] == ["chip 0", "chip 1"] and {"L1", "L2", "L3"} <= set(heat["texts"])
     _png_ok(d / "phases.png")
+
+
+def test_the_report_is_a_summary_at_any_size_and_full_on_request(capsys):
+    """The 193-layer multi-chip example: the default report stays under 80 lines (the slowest superstep
+    kinds summed over layers, first and last layers, repeated notes once); --full prints every row."""
+    import os
+
+    from mimdsim.cli import main
+
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "finkbeiner2024_multichip.toml")
+    assert main(["run", example, "--quiet"]) == 0
+    summary = capsys.readouterr().out.splitlines()
+    assert len(summary) < 80, len(summary)
+    text = "\n".join(summary)
+    assert "more layers (activity" in text and "--full lists every layer" in text
+    assert "bwd.decay.L*" in text and "3,301 supersteps in all" in text
+    assert "layer(s) 11-193 receive no input" in text and "0.5% (x192)" in text
+    assert main(["run", example, "--quiet", "--full"]) == 0
+    full = capsys.readouterr().out.splitlines()
+    assert len(full) > 3300 and any(l.startswith("  bwd.decay.L192 ") for l in full)
+
+
+def test_collapse_repeats_and_ranges():
+    from mimdsim.report.report import collapse_repeats
+
+    assert collapse_repeats("K = 48, 8, 8, 8, 8, 2") == "K = 48, 8 (x4), 2"
+    assert collapse_repeats("layer(s) 3, 4, 5, 6, 9, 11") == "layer(s) 3-6, 9, 11"
+    assert collapse_repeats("rates 0.5%, 0.6%, 0.5%") == "rates 0.5%, 0.6%, 0.5%"
+    assert collapse_repeats("1.5, 2.5, 3.5, 4.5") == "1.5, 2.5, 3.5, 4.5"  # decimals are not integers
