@@ -166,3 +166,19 @@ def test_collapse_repeats_and_ranges():
     assert collapse_repeats("layer(s) 3, 4, 5, 6, 9, 11") == "layer(s) 3-6, 9, 11"
     assert collapse_repeats("rates 0.5%, 0.6%, 0.5%") == "rates 0.5%, 0.6%, 0.5%"
     assert collapse_repeats("1.5, 2.5, 3.5, 4.5") == "1.5, 2.5, 3.5, 4.5"  # decimals are not integers
+
+
+def test_phase_bars_carry_whole_phase_names(tmp_path, monkeypatch):
+    """phases.png labels each bar with its phase's whole name (it cut them to "for", "bac", "upd")."""
+    pytest.importorskip("matplotlib")
+    import mimdsim
+    from mimdsim.report import plots
+
+    texts = []
+    real = plots.save_figure
+    monkeypatch.setattr(plots, "save_figure", lambda fig, folder, stem: texts.extend(
+        t.get_text() for t in fig.axes[0].texts) or real(fig, folder, stem))
+    run = mimdsim.simulate(mimdsim.Network.feedforward([300, 200, 10], max_activity=0.05), "ipu-mk2",
+                           timesteps=5, batch_size=4, activity=0.02)
+    plots.phase_bars(str(tmp_path), "phases", [run.report], "where the time goes")
+    assert {"forward", "backward", "update"} <= set(texts) and not {"for", "bac", "upd"} & set(texts)
