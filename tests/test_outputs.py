@@ -83,7 +83,11 @@ def test_trace_is_valid_and_nested(tmp_path):
     trace = json.load(open(p))
     slices = _check_trace(trace)
     names = {n for ss in slices.values() for *_, n in ss}
-    assert {"forward", "backward", "sync", "exchange", "compute"} <= names
+    assert {"forward", "backward", "sync", "exchange", "host", "compute"} <= names
+    # the host's input stream is a host slice, as the report keeps it apart from exchange
+    io = next(s for s in slices[(0, 0)] if s[-1] == "io.inputs")
+    inside = [s for s in slices[(0, 0)] if io[0] <= s[0] and s[1] <= io[1] and s[-1] != "io.inputs"]
+    assert "host" in {s[-1] for s in inside}
     assert any(e["ph"] == "C" and e["name"] == "kept spikes" for e in trace["traceEvents"])
     assert len({pid for pid, _ in slices}) >= 2  # system track + chip tile groups
     assert trace["otherData"]["aggregated"] == "none"
