@@ -253,12 +253,9 @@ def _nir_network(v):
         if given(key):
             raise ConfigError(f"{flag} {v[key]} with --model {v['model.nir']}: {why}; drop {flag} "
                               f"(TOML: {key}) or --model")
-    net = from_nir(v["model.nir"], max_activity=v["model.max_activity"], reset=v.get("model.nir_reset"))
+    net = from_nir(v["model.nir"], max_activity=v["model.max_activity"], reset=v.get("model.nir_reset"),
+                   input_capacity=v["model.input_capacity"])
     net.overflow = v["model.overflow"]
-    if given("model.input_capacity"):
-        k0 = check_int("--input-capacity", v["model.input_capacity"], low=1, high=net.sizes[0],
-                       fix=f"the input list of {v['model.nir']} holds 1 to its {net.sizes[0]} inputs")
-        net.capacities = (k0,) + tuple(net.capacities[1:])
     if given("model.theta2"):
         spec_th = min(float(np.min(s.threshold)) for s in net.specs)
         check_number("--theta2", v["model.theta2"], high=spec_th, finite=False,
@@ -312,7 +309,7 @@ def execute(values: dict, command: str, *, out=print):
         else:
             from .workloads.snn.simulate import simulate
             run = simulate(net, sys_spec, timeline=timeline, progress=progress, **kw)
-            result, gpu_reports, text = run, [], run.report.format()
+            result, gpu_reports, text = run, [], run.report.format(full=bool(values.get("output.full")))
     except MimdsimError as e:
         raise _locate(values, e)
     finally:

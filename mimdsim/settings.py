@@ -117,6 +117,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("output.plot", "--plot", "str", None, "write figures (PNG and SVG) into this folder", metavar="DIR"),
     Setting("output.trace", "--trace", "str", None, "write a Chrome/Perfetto trace-event JSON file", metavar="FILE"),
     Setting("output.quiet", "--quiet", "bool", False, "no progress bar"),
+    Setting("output.full", "--full", "bool", False, "print every superstep, layer and note (the default is a "
+            "summary: the slowest supersteps, the first and last layers, repeated notes once)",
+            commands=("simulate",)),
     # Workloads beyond the SNN step (mimdsim/workloads, docs/workloads.md).
     Setting("workload.name", "--workload", "str", "snn",
             "what compare runs: the SNN training step, Kalman track fitting or MLP inference",

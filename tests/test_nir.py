@@ -193,9 +193,10 @@ def test_the_documented_snntorch_recipe_runs_as_written(tmp_path, monkeypatch):
     run, net = ns["run"], ns["net"]
     assert net.sizes == (64, 128, 10) and (net.specs[0].reset, net.specs[0].reset_delay) == ("zero", False)
     assert all(ly["spikes"] > 0 for ly in run.report.layers) and all(np.any(g) for g in run.grads)
+    assert run.report.layers[0]["dropped_spikes"] == 0  # the input list has room for the 20% inputs
     from mimdsim.cli import main  # the command line the doc gives
-    assert main(["simulate", "--model", "model.nir", "--max-activity", "0.1", "--execute", "--input-activity", "0.2",
-                 "--quiet"]) == 0
+    assert main(["simulate", "--model", "model.nir", "--max-activity", "0.1", "--input-capacity", "32", "--execute",
+                 "--input-activity", "0.2", "--quiet"]) == 0
 
 
 def test_batch_dimension_in_input_type_is_read_with_a_warning(tmp_path):

@@ -83,7 +83,11 @@ def test_trace_is_valid_and_nested(tmp_path):
     trace = json.load(open(p))
     slices = _check_trace(trace)
     names = {n for ss in slices.values() for *_, n in ss}
-    assert {"forward", "backward", "sync", "exchange", "compute"} <= names
+    assert {"forward", "backward", "sync", "exchange", "host", "compute"} <= names
+    # the host's input stream is a host slice, as the report keeps it apart from exchange
+    io = next(s for s in slices[(0, 0)] if s[-1] == "io.inputs")
+    inside = [s for s in slices[(0, 0)] if io[0] <= s[0] and s[1] <= io[1] and s[-1] != "io.inputs"]
+    assert "host" in {s[-1] for s in inside}
     assert any(e["ph"] == "C" and e["name"] == "kept spikes" for e in trace["traceEvents"])
     assert len({pid for pid, _ in slices}) >= 2  # system track + chip tile groups
     assert trace["otherData"]["aggregated"] == "none"
@@ -137,3 +141,48 @@ def test_compare_figures_show_every_column_readably(tmp_path, monkeypatch):
     heat = drawn["tile_compute_cycles"]
     assert heat["yticks"] == ["chip 0", "chip 1"] and {"L1", "L2", "L3"} <= set(heat["texts"])
     _png_ok(d / "phases.png")
+
+
+def test_the_report_is_a_summary_at_any_size_and_full_on_request(capsys):
+    """The 193-layer multi-chip example: the default report stays under 80 lines (the slowest superstep
+    kinds summed over layers, first and last layers, repeated notes once); --full prints every row."""
+    import os
+
+    from mimdsim.cli import main
+
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "finkbeiner2024_multichip.toml")
+    assert main(["run", example, "--quiet"]) == 0
+    summary = capsys.readouterr().out.splitlines()
+    assert len(summary) < 80, len(summary)
+    text = "\n".join(summary)
+    assert "more layers (activity" in text and "--full lists every layer" in text
+    assert "bwd.decay.L*" in text and "3,301 supersteps in all" in text
+    assert "layer(s) 11-193 receive no input" in text and "0.5% (x192)" in text
+    assert main(["run", example, "--quiet", "--full"]) == 0
+    full = capsys.readouterr().out.splitlines()
+    assert len(full) > 3300 and any(l.startswith("  bwd.decay.L192 ") for l in full)
+
+
+def test_collapse_repeats_and_ranges():
+    from mimdsim.report.report import collapse_repeats
+
+    assert collapse_repeats("K = 48, 8, 8, 8, 8, 2") == "K = 48, 8 (x4), 2"
+    assert collapse_repeats("layer(s) 3, 4, 5, 6, 9, 11") == "layer(s) 3-6, 9, 11"
+    assert collapse_repeats("rates 0.5%, 0.6%, 0.5%") == "rates 0.5%, 0.6%, 0.5%"
+    assert collapse_repeats("1.5, 2.5, 3.5, 4.5") == "1.5, 2.5, 3.5, 4.5"  # decimals are not integers
+
+
+def test_phase_bars_carry_whole_phase_names(tmp_path, monkeypatch):
+    """phases.png labels each bar with its phase's whole name (it cut them to "for", "bac", "upd")."""
+    pytest.importorskip("matplotlib")
+    import mimdsim
+    from mimdsim.report import plots
+
+    texts = []
+    real = plots.save_figure
+    monkeypatch.setattr(plots, "save_figure", lambda fig, folder, stem: texts.extend(
+        t.get_text() for t in fig.axes[0].texts) or real(fig, folder, stem))
+    run = mimdsim.simulate(mimdsim.Network.feedforward([300, 200, 10], max_activity=0.05), "ipu-mk2",
+                           timesteps=5, batch_size=4, activity=0.02)
+    plots.phase_bars(str(tmp_path), "phases", [run.report], "where the time goes")
+    assert {"forward", "backward", "update"} <= set(texts) and not {"for", "bac", "upd"} & set(texts)

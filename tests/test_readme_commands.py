@@ -71,6 +71,9 @@ def test_doc_command_runs_alive(doc, cmd, tmp_path, monkeypatch, capsys):
     assert rc in (0, None), f"{cmd}\n{out.out[-2000:]}\n{out.err[-2000:]}"
     assert out.out.strip()
     assert not _dead(caught), f"{cmd}: {_dead(caught)}"
+    if cmd == "mimdsim simulate":  # the README's main job: no warning on its very first run
+        assert not caught and "warning" not in out.err, (out.err, [str(w.message) for w in caught])
+        assert "overflowed" not in out.out or "raise --max-activity" in out.out  # a drop says how many, and the flag
     if argv[1] == "sweep":  # no point may fail
         from mimdsim.sweep import load_results, load_sweep
         failed = [r for r in load_results(load_sweep(argv[2]).results) if r.get("error")]

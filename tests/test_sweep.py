@@ -68,10 +68,17 @@ def test_dask_matches_serial_point_for_point_and_survives_a_killed_worker(tmp_pa
                 killed.append(victim)
         assert run_dask(par, client, progress=kill_one) == 25
         assert killed
-        # a chunk whose records were written is released: losing a worker recomputes none of them
+        # a chunk whose records were written is released at once: no chunk is computed again after its
+        # release (a chunk finished on the killed worker but not yet collected may be, as Dask must)
         log = client.run_on_scheduler(lambda dask_scheduler: [t[:3] for t in dask_scheduler.transition_log])
-        finished = [k for k, start, finish in log if str(k).startswith("points-") and finish == "memory"]
-        assert len(finished) == len(set(finished)), sorted(finished)
+        released, again = set(), []
+        for k, start, finish in log:
+            if str(k).startswith("points-"):
+                if finish in ("released", "forgotten") and start == "memory":
+                    released.add(k)
+                elif finish == "memory" and k in released:
+                    again.append(k)
+        assert released and not again, again
     a, b = _summary(load_results(serial.results)), _summary(load_results(par.results))
     assert len(a) == 25 and a == b
     assert all(r["status"] == "ok" for r in a.values())

@@ -113,14 +113,15 @@ def phase_bars(folder, stem, reports, title) -> list[str]:
                 bottom += ms
             if bottom > 0:
                 tops.append(bottom)
-                ax.text(x, bottom, phase[:3], ha="center", va="bottom", fontsize=7, rotation=90)
+                ax.annotate(phase, (x, bottom), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=7, rotation=90, annotation_clip=False)  # whole names (was "for", "bac")
     log = bool(tops) and max(tops) / min(tops) > 30
     if log:
         ax.set_yscale("log")
-        ax.set_ylim(min(tops) / 3, max(tops) * 4)  # room for the phase labels above the tallest bar
+        ax.set_ylim(min(tops) / 3, max(tops) * 12)  # room for the phase names above the tallest bar
         ax.set_ylabel("ms per training step (log scale)")
     else:
-        ax.set_ylim(0, (max(tops) if tops else 1) * 1.2)
+        ax.set_ylim(0, (max(tops) if tops else 1) * 1.5)
         ax.set_ylabel("ms per training step")
     labels = [f"{r.architecture}\n{r.placement.get('strategy') or r.mode}" if r.platform == "gpu"
               else f"{'MIMD ' if r.platform == 'mimd' else ''}{r.architecture}\n{r.platform if r.platform != 'mimd' else r.mode}"

@@ -109,8 +109,9 @@ class Report(JsonOutput):
                           "memory_bytes": self.tile_memory_bytes.tolist()}
         return d
 
-    def format(self) -> str:
-        """A readable, plain-text report."""
+    def format(self, full: bool = False) -> str:
+        """A readable, plain-text report. A summary that stays short at any size — the slowest
+        supersteps, the first and last layers, repeated notes once — unless ``full`` (``--full``)."""
         kinds = self.kinds
         totals = self.kind_totals()
         total = self.total_cycles or 1.0
@@ -134,11 +135,23 @@ class Report(JsonOutput):
                          + f"{s:>14,.0f}{100 * s / total:>7.1f}%")
         lines.append(f"  {'total':<10}" + "".join(f"{totals[k]:>14,.0f}" for k in kinds) + f"{total:>14,.0f}")
         label = "superstep" if self.platform == "mimd" else "kernel"
-        lines += ["", f"  {label:<22}{'count':>7}" + "".join(f"{k:>14}" for k in kinds) + f"{'share':>8}"]
-        for name, s in self.steps.items():
+        steps = list(self.steps.items()) if full or len(self.steps) <= SUMMARY_ROWS else \
+            per_layer_groups(self.steps, kinds)
+        step_total = lambda item: sum(item[1].get(k, 0.0) for k in kinds)  # noqa: E731
+        shown = steps if full or len(steps) <= SUMMARY_ROWS else \
+            sorted(sorted(steps, key=step_total, reverse=True)[:SUMMARY_ROWS - 2], key=steps.index)
+        heading = f"{label:<22}" if len(shown) == len(steps) else f"{f'slowest {len(shown)} of {len(steps)}':<22}"
+        lines += ["", f"  {heading}{'count':>7}" + "".join(f"{k:>14}" for k in kinds) + f"{'share':>8}"]
+        for name, s in shown:
             tot = sum(s.get(k, 0.0) for k in kinds)
             lines.append(f"  {name:<22}{s['count']:>7}" + "".join(f"{s.get(k, 0.0):>14,.0f}" for k in kinds)
                          + f"{100 * tot / total:>7.1f}%")
+        if len(shown) < len(steps):
+            rest = sum(step_total(item) for item in steps) - sum(step_total(item) for item in shown)
+            lines.append(f"  ... {len(steps) - len(shown)} more, {100 * rest / total:.1f}% of the step "
+                         f"(--full lists every {label})")
+        if len(steps) < len(self.steps):
+            lines.append(f"  (a row ending .L* sums that {label} over every layer: {len(self.steps):,} {label}s in all)")
         m = self.memory
         if "max_tile_bytes" in m:
             lines += ["", f"  memory: fullest tile {m['fullest_tile']} uses {m['max_tile_bytes']:,} of "
@@ -160,20 +173,82 @@ class Report(JsonOutput):
         if self.layers:
             lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"
                           f"{'spikes':>11}{'dropped':>10}{'dropped cand.':>15}"]
-            for ly in self.layers:
+            n = len(self.layers)
+            shown_layers = self.layers if full or n <= SUMMARY_ROWS else \
+                self.layers[:SUMMARY_ROWS - 4] + self.layers[-2:]
+            for i, ly in enumerate(shown_layers):
+                if len(shown_layers) < n and i == SUMMARY_ROWS - 4:
+                    hidden = self.layers[SUMMARY_ROWS - 4:-2]
+                    acts = [100 * h["activity"] for h in hidden]
+                    lines.append(f"  ... {len(hidden)} more layers (activity {min(acts):.2f}-{max(acts):.2f}%, "
+                                 f"{sum(h['spikes'] for h in hidden):,} spikes, "
+                                 f"{sum(h['dropped_spikes'] for h in hidden):,} dropped; --full lists every layer)")
                 lines.append(f"  {ly['layer']:<7}{ly['neurons']:>9}{ly['tiles']:>7}{ly['capacity']:>6}"
                              f"{100 * ly['activity']:>9.2f}%{100 * ly['listed_fraction']:>8.2f}%"
                              f"{ly['spikes']:>11,}{ly['dropped_spikes']:>10,}{ly['dropped_candidates']:>15,}")
             dropped = sum(ly["dropped_spikes"] for ly in self.layers)
             if dropped:
                 total = sum(ly["spikes"] for ly in self.layers)  # generated: sent + dropped
-                where = ", ".join(f"layer {ly['layer']} {ly['dropped_spikes']:,}" for ly in self.layers
-                                  if ly["dropped_spikes"])
+                over = [ly for ly in self.layers if ly["dropped_spikes"]]
+                where = ", ".join(f"layer {ly['layer']} {ly['dropped_spikes']:,}" for ly in over[:8]) \
+                    + (f" and {len(over) - 8} more layers" if len(over) > 8 and not full else "")
+                if full:
+                    where = ", ".join(f"layer {ly['layer']} {ly['dropped_spikes']:,}" for ly in over)
                 lines.append(f"  note: {dropped:,} of {total:,} spikes ({100 * dropped / total:.2g}%) overflowed their "
                              f"list's capacity K and were not sent ({where}); raise max_activity/capacity to keep "
                              f"them.")
-        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  note: {n if full else collapse_repeats(n)}" for n in self.notes]
         return "\n".join(lines)
+
+
+SUMMARY_ROWS = 12  # rows of a table the summary shows before it folds the rest into one line
+
+
+def per_layer_groups(steps: dict, kinds) -> list:
+    """Supersteps that differ only in their layer suffix (``bwd.decay.L1``, ``bwd.decay.L2``, ...) as
+    one row ``bwd.decay.L*`` with their counts and cycles summed, in program order."""
+    import re
+
+    groups: dict = {}
+    for name, s in steps.items():
+        key = re.sub(r"\.L\d+$", ".L*", name)
+        g = groups.setdefault(key, {"count": 0, **{k: 0.0 for k in kinds}})
+        g["count"] += s["count"]
+        for k in kinds:
+            g[k] += s.get(k, 0.0)
+    return list(groups.items())
+
+
+def collapse_repeats(text: str, least: int = 4) -> str:
+    """A comma-separated run of one item repeated ``least`` times or more, written once with its
+    count: "0.5%, 0.5%, 0.5%, 0.5%" -> "0.5% (x4)"; a run of consecutive integers as a range:
+    "layer(s) 11, 12, 13, 14" -> "layer(s) 11-14"."""
+    import re
+
+    text = re.sub(r"(?<![\d.])\d+(?:, \d+){%d,}(?![\d.%%])" % (least - 1), lambda m: _ranges(m.group(0)), text)
+    parts = text.split(", ")
+    out, i = [], 0
+    while i < len(parts):
+        j = i
+        while j + 1 < len(parts) and parts[j + 1] == parts[i]:
+            j += 1
+        run = j - i + 1
+        out.extend([f"{parts[i]} (x{run})"] if run >= least else parts[i:j + 1])
+        i = j + 1
+    return ", ".join(out)
+
+
+def _ranges(numbers: str) -> str:
+    """"3, 4, 5, 6, 9" -> "3-6, 9" (runs of consecutive integers of length 3 or more)."""
+    vals = [int(v) for v in numbers.split(", ")]
+    out, i = [], 0
+    while i < len(vals):
+        j = i
+        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
+            j += 1
+        out += [f"{vals[i]}-{vals[j]}"] if j - i >= 2 else [str(v) for v in vals[i:j + 1]]
+        i = j + 1
+    return ", ".join(out)
 
 
 def energy_line(e: dict) -> str:

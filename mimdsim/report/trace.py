@@ -1,7 +1,7 @@
 """Execution traces in the Chrome / Perfetto trace-event JSON format (open in ui.perfetto.dev).
 
 Process 0 ("system") has one track of nested slices: phase > superstep > sync / exchange /
-compute, in BSP order. Each chip is a process with one track per tile group (the tiles
+host / compute (the report's kinds, each its own slice), in BSP order. Each chip is a process with one track per tile group (the tiles
 before the first layer, each layer's tile range, the rest) showing that group's slowest
 tile's compute inside every compute phase: the load imbalance. Counters: kept spikes per
 layer and timestep, and the fullest tile's SRAM per chip.
@@ -61,7 +61,8 @@ def build_trace(program, timeline, run=None, keep: int = 20) -> dict:
 
     def draw(rec, label):
         nonlocal now
-        parts = [("sync", rec["sync"]), ("exchange", rec["exchange"] + rec["host"]), ("compute", rec["compute"])]
+        # the report's kinds apart, in BSP order: the host's streams are not tile-to-tile exchange
+        parts = [("sync", rec["sync"]), ("exchange", rec["exchange"]), ("host", rec["host"]), ("compute", rec["compute"])]
         t0, first = now, len(events)
         for name, c in parts:
             if c > 0:

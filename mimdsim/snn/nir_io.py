@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, UnsupportedModel
-from ..validate import check_choice, check_input_file, check_number
+from ..validate import check_choice, check_input_file, check_int, check_number
 from .network import Network
 from .neurons import NeuronSpec
 from .readout import Readout
@@ -255,14 +255,15 @@ def _input_size(name, shape, first_weight) -> int:
 
 
 def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=None, delay=None, loss=None,
-             num_classes=None, dtype=np.float32, reset=None) -> Network:
+             num_classes=None, dtype=np.float32, reset=None, input_capacity=None) -> Network:
     """A mimdsim Network from a NIR graph or ``.nir`` file (forward Euler with step ``dt``).
 
     The graph must be a chain Input -> (Affine | Linear) [-> Scale] -> neuron -> ... ->
     Output, each neuron optionally in a cycle with an Affine/Linear (recurrence). Anything
     else raises :class:`UnsupportedModel` naming the node and its type. ``delay`` (default
     0, or what ``to_nir`` stored), ``loss``, ``num_classes``, ``max_activity`` and
-    ``capacities`` are as for :meth:`Network.build`.
+    ``capacities`` are as for :meth:`Network.build`; ``input_capacity`` sets the input list's K alone
+    (as ``--input-capacity``), so inputs denser than ``max_activity`` are not dropped.
 
     ``reset``: NIR's spiking nodes reset to ``v_reset`` (0) in the step they spike, which is
     how they are imported by default (with a warning when the graph does not come from
@@ -354,6 +355,10 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
     net = Network.build(sizes, [s for s, *_ in layers], delay=meta.get("delay", 0) if delay is None else delay,
                         loss=readout, num_classes=num_classes, max_activity=max_activity,
                         capacities=capacities if capacities is not None else meta.get("capacities"), dtype=dtype)
+    if input_capacity is not None:
+        k0 = check_int("input_capacity", input_capacity, low=1, high=sizes[0],
+                       fix=f"the input list holds 1 to the graph's {sizes[0]} inputs")
+        net.capacities = (k0,) + tuple(net.capacities[1:])
     net.weights = [w.astype(dtype) for _, w, *_ in layers]
     net.biases = [None if bb is None else bb.astype(dtype) for _, _, bb, *_ in layers]
     net.recurrent = [None if v is None else v.astype(dtype) for *_, v, _ in layers]
