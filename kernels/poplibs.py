@@ -222,6 +222,7 @@ VI2D_PRE, VI2D_EXIT, VI2D_PER_ENTRY, VI2D_INPLACE_MUL = 3, 1, 9, 3  # vectorInne
 VI_CORE_RETURN_BRZ, VI_CORE_PRE, VI_CORE_LOOP = 2, 5, 3 + 5  # vectorInnerMulCoreCycles_float: 1 + 1; 5; per element 3 + 2 blocks + 5
 VI_MV_SUPERVISOR = 1 + 6 * 2  # vectorInnerMultiVertexMulCycles: setzi; runall; br
 VI_MV_WORKER = 17  # per worker (charged twice in the published estimator: numCycles += 6 * 17 and maxWorkerCycles = 17)
+VI_MV_INPLACE_MUL_SUPER, VI_MV_INPLACE_MUL_WORKER = 6, 3  # BroadcastVectorInner1DInPlace, MULTIPLY: addedSuperOverhead, addedWorkerOverhead
 
 
 def _vector_inner_mul_core(blen, blocks):
@@ -238,9 +239,11 @@ def mul_in_place_cycles(elements, form, pattern, regions, tile: Tile):
 
     ``form == "vector_inner"``: ``pattern`` neurons' factors repeated over ``elements /
     pattern`` blocks in ``regions`` contiguous regions. At most 2 regions: one
-    BroadcastVectorInnerInPlaceSupervisor per region::
+    BroadcastVectorInner1DInPlace MultiVertex per region (poplibs sdk-release-2.6, PCE
+    ``MAKE_PERF_ESTIMATOR_NAME(BroadcastVectorInner1DInPlace)``, MULTIPLY, calling
+    ``vectorInnerMultiVertexMulCycles``), blocksPerWorker = ceil(blocks / workers)::
 
-        13 + workers * 17 + workers * (17 + core(pattern, maxBlocksPerWorker))
+        13 + workers * 17 + workers * (17 + core(pattern, blocksPerWorker)) + 6 + 3 workers
 
     more: BroadcastVectorInner2DInPlace workers, the busiest with ceil(regions / min(workers,
     regions)) entries of ``pattern`` x blocks::
@@ -254,11 +257,10 @@ def mul_in_place_cycles(elements, form, pattern, regions, tile: Tile):
     W = tile.workers
     scalar = W * (BCAST_SCALAR_WORKER + _cdiv(_cdiv(e, W), 2) * BCAST_MUL_FLOAT_PER_LOOP) + tile.vertex_launch_cycles
     blocks_region = _cdiv(e, regions * pattern)
-    # supervisor: the packed remainder is read with "& 0x3" in the published estimator
-    q, r = blocks_region // W, (blocks_region % W) & 3
-    max_blocks = q + (r != 0)
-    sup = regions * (VI_MV_SUPERVISOR + W * VI_MV_WORKER
-                     + W * (VI_MV_WORKER + _vector_inner_mul_core(pattern, max_blocks)))
+    # BroadcastVectorInner1DInPlace (SDK 2.6 estimator): blocksPerWorker = iceil(bBroadcastFactor, workers)
+    max_blocks = _cdiv(blocks_region, W)
+    sup = regions * (VI_MV_SUPERVISOR + W * VI_MV_WORKER + W * (VI_MV_WORKER + _vector_inner_mul_core(pattern, max_blocks))
+                     + VI_MV_INPLACE_MUL_SUPER + W * VI_MV_INPLACE_MUL_WORKER)
     v = np.minimum(W, regions)
     entries = _cdiv(regions, v)
     est = (VI2D_PRE + entries * (VI2D_PER_ENTRY + _vector_inner_mul_core(pattern, blocks_region)) + VI2D_EXIT

@@ -389,11 +389,19 @@ def test_reduce_by_hand():
 
 def test_mul_in_place_by_hand():
     scalar = 6 * (20 + 8 * 2) + 11  # 96 elements: 16 per worker, 8 float2 loops of 2
-    sup = 13 + 6 * 17 + 6 * (17 + (2 + 5 + 2 * (8 + 2 * 8)))  # 48 blocks of 2: 8 per worker
+    # BroadcastVectorInner1DInPlace, SDK 2.6: 48 blocks of 2, ceil(48 / 6) = 8 per worker; MULTIPLY in place
+    # adds 6 supervisor and 3 per worker
+    sup = 13 + 6 * 17 + 6 * (17 + (2 + 5 + 2 * (8 + 2 * 8))) + 6 + 3 * 6
+    assert sup == 571
+    # 50 blocks: ceil(50 / 6) = 9 per worker (the estimator rounds up; no packed-remainder quirk in 2.6)
+    sup50 = 13 + 6 * 17 + 6 * (17 + (2 + 5 + 2 * (8 + 2 * 9))) + 6 + 3 * 6
     two_d = 6 * (2 + 3 + 8 * (9 + (2 + 5 + 2 * (8 + 2))) + 1 + 3) + 11  # 48 regions: 8 entries per worker
     g = {"elements": np.array([96] * 3), "form": np.array(["scalar", "vector_inner", "vector_inner"]),
          "pattern": np.array([1, 2, 2]), "regions": np.array([1, 1, 48])}
     _eq(_cost("popops.mul_in_place", [0, 1, 2], g)[1], [scalar, sup, two_d])
+    g = {"elements": np.array([100]), "form": np.array(["vector_inner"]), "pattern": np.array([2]),
+         "regions": np.array([1])}
+    _eq(_cost("popops.mul_in_place", [0], g)[1], [sup50])
 
 
 def test_cast_zero_scalar_uniform_by_hand():

@@ -449,11 +449,16 @@ class _Published:
             for what, tiles, el in slices:
                 steps.append(Superstep(f"bwd.slice_{what}.L{l}", "backward", (
                     vertices("popops.dynamic_slice", l, tiles, elements=el),), (), sync))
-        # B3: dL/dU *= alpha, per layer (local)
+        # B3: dL/dU *= alpha, per layer (local; calcLIFStateGrad at 9e30597, as at HEAD's _stateWise).
+        # dLdstate is a GATHER_AND_PRESERVE_TILE_ORDER_AND_ALIASES clone of init_state (poplar_functions.cpp
+        # clone_tensor_vector), so a tile's [B, n] block is one contiguous region; the operand
+        # decay.expand({0}).upsample(B) has aliases, so popops' binaryOp takes constructBroadcastBinaryOp,
+        # whose per-tile pattern (n decays repeated B times: innerFactor 1, outerFactor B) gives one
+        # BroadcastVectorInner1DInPlace MultiVertex per tile (ElementWise.cpp binaryOpBroadcastInnerVector)
         for l, p in enumerate(self.layers, start=1):
             steps.append(Superstep(f"bwd.decay.L{l}", "backward", (
                 vertices("popops.mul_in_place", l, p.tile_ids, elements=B * p.n_local, form="vector_inner",
-                         pattern=p.n_local, regions=np.full(p.tiles, B)),), (), sync))
+                         pattern=p.n_local, regions=np.ones(p.tiles, dtype=np.int64)),), (), sync))
         # B4: the surrogate, one vertex per (layer, sample) on a few tiles; rows copied in and dL/dU back
         comp, exch, back = [], [], []
         for l, (p, gen) in enumerate(zip(self.layers, self.gens), start=1):
@@ -471,14 +476,16 @@ class _Published:
                                  self.next_group(rows.size) + np.arange(rows.size)))
         steps.append(Superstep("bwd.surrogate", "backward", tuple(comp), tuple(exch), sync))
         steps.append(Superstep("bwd.surrogate_writeback", "backward", (), tuple(back), sync))
-        # B5: dL/dI = (1 - alpha) c dL/dU: a copy and a multiplication per layer (local)
+        # B5: dL/dI = (1 - alpha) c dL/dU: a copy and a multiplication per layer (local); intermediate_dLdState
+        # is a GATHER clone of dLdState (performSharedUpdate), so both are one region per tile, as in B3
+        one = np.ones(max(p.tiles for p in self.layers), dtype=np.int64)
         for l, p in enumerate(self.layers, start=1):
             steps.append(Superstep(f"bwd.copy_dU.L{l}", "backward", (
-                vertices("popops.copy", l, p.tile_ids, elements=B * p.n_local, regions=np.full(p.tiles, B)),), (),
+                vertices("popops.copy", l, p.tile_ids, elements=B * p.n_local, regions=one[:p.tiles]),), (),
                 sync))
             steps.append(Superstep(f"bwd.scale_dI.L{l}", "backward", (
                 vertices("popops.mul_in_place", l, p.tile_ids, elements=B * p.n_local, form="vector_inner",
-                         pattern=p.n_local, regions=np.full(p.tiles, B)),), (), sync))
+                         pattern=p.n_local, regions=one[:p.tiles]),), (), sync))
         # B6: re-broadcast of each layer's input ids and counts to all its tiles (two Copy programs)
         for l, p in enumerate(self.layers, start=1):
             src_hold = self.hold[0] if l == 1 else self.hold[l - 2]
