@@ -149,6 +149,16 @@ def build_run(values: dict):
     if v.get("workload.name", "snn") != "snn":  # sweeps build the SNN step only; never run it silently instead
         raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare --workload` or "
                           f"`mimdsim run`; sweep files sweep the SNN step (set workload.name = 'snn')")
+    if not v["run.execute"]:  # rate-driven: no numerics, so nothing reads the weights or the dynamics' threshold
+        for key, flag, what in (("model.weight_scale", "--weight-scale", "the initial weights"),
+                                ("model.theta2", "--theta2", "the gradient-candidate threshold of the dynamics")):
+            if v.get(key) is not None and not (key == "model.weight_scale" and v.get("model.nir")):  # (refused there)
+                raise ConfigError(f"{flag} (TOML: {key}) sets {what}, which a rate-driven run does not read (it draws "
+                                  f"spikes at --activity and candidates at --candidate-activity): add --execute, or "
+                                  f"drop {flag}")
+    if v.get("run.schedule") == "poptorch" and v.get("run.neurons_per_tile") is not None:
+        raise ConfigError("--neurons-per-tile places the spike-list programs' neurons; --schedule poptorch's planner "
+                          "splits every matmul over the chip's tiles itself: drop --neurons-per-tile")
     if v.get("model.nir"):  # a NIR graph replaces the layer flags (mimdsim.from_nir)
         net = _nir_network(v)
         v = dict(v, **{"model.layers": list(net.sizes)})

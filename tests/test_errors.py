@@ -260,7 +260,14 @@ BAD_INPUTS = [
     (SIM + ["--input-activity", "-1"], r"--input-activity: -1.0 must be a number in \[0, 1\]"),
     (SIM + ["--input-capacity", "0"], r"--input-capacity: 0 must be an integer >= 1"),
     (SIM + ["--input-capacity", "100000"], r"--input-capacity 100000 must be an integer between 1 and 300"),
-    (SIM + ["--theta2", "5"], r"--theta2 5.0 must be a number <= 1"),
+    (SIM + ["--execute", "--theta2", "5"], r"--theta2 5.0 must be a number <= 1"),
+    # a setting the rate-driven mode does not read is refused, not ignored
+    (SIM + ["--theta2", "0.5"], r"--theta2 \(TOML: model.theta2\) sets the gradient-candidate threshold .* a "
+                                r"rate-driven run does not read .* add --execute, or drop --theta2"),
+    (SIM + ["--weight-scale", "5"], r"--weight-scale \(TOML: model.weight_scale\) sets the initial weights, which a "
+                                    r"rate-driven run does not read"),
+    (SIM + ["--schedule", "poptorch", "--neuron", "leaky", "--neurons-per-tile", "4"],
+     r"--neurons-per-tile places the spike-list programs' neurons; .* drop --neurons-per-tile"),
     (SIM + ["--weight-scale", "0"], r"--weight-scale: 0.0 must be a number > 0"),
     (SIM + ["--weight-scale", "-1"], r"--weight-scale: -1.0 must be a number > 0"),
     (SIM + ["--neurons-per-tile", "0"], r"--neurons-per-tile: 0 must be an integer >= 1"),

@@ -236,7 +236,8 @@ def test_model_flags_apply_or_are_refused(tmp_path, capsys):
     path = tmp_path / "m.nir"
     nir.write(str(path), graph)
     v = {k: s.default for k, s in FILE_KEYS.items()}
-    v.update({"model.nir": str(path), "model.max_activity": 0.5, "model.input_capacity": 4, "model.theta2": 0.5})
+    v.update({"model.nir": str(path), "model.max_activity": 0.5, "model.input_capacity": 4, "model.theta2": 0.5,
+              "run.execute": True})  # theta2 shapes the dynamics: an execution-driven run reads it
     net, _, _ = build_run(v)
     assert net.capacities == (4, 4, 2) and all(s.theta2 == 0.5 for s in net.specs)
     with pytest.warns(UserWarning, match="no reset mechanism"):
