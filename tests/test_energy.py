@@ -143,3 +143,15 @@ def test_the_study_models_at_1_percent_stay_within_the_chip_and_a100_limits():
         for k, r in cmp.gpu.items():
             assert idle <= r.energy["watts"] <= peak, (c.name, k)
         assert set(cmp.to_dict()["energy_ratio"]) == set(cmp.gpu)
+
+
+def test_plot_writes_energy_by_component(tmp_path):
+    """`--plot` draws where the energy goes: a stacked bar per column by component, its band and watts."""
+    pytest.importorskip("matplotlib")
+    from mimdsim.cli import main
+
+    assert main(["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--quiet",
+                 "--plot", str(tmp_path / "fig")]) == 0
+    assert (tmp_path / "fig" / "energy.png").exists() and (tmp_path / "fig" / "energy.svg").exists()
+    svg = (tmp_path / "fig" / "energy.svg").read_text()
+    assert "static" in svg and " W" in svg

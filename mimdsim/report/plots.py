@@ -134,6 +134,53 @@ def phase_bars(folder, stem, reports, title) -> list[str]:
     return paths
 
 
+ENERGY_COLOURS = {"static": "#8c8c8c", "compute": "#4c72b0", "memory": "#937860", "exchange": "#dd8452",
+                  "host": "#c44e52"}
+
+
+def energy_bars(folder, stem, reports, title) -> list[str]:
+    """Joules per training step by component (static, compute, memory, exchange, host), one stacked
+    bar per report that has an energy section, with the band of the energy constants as an error
+    bar and the average watts above; a log scale when the bars span more than 30x."""
+    import textwrap
+
+    reports = [r for r in reports if r.energy]
+    if not reports:
+        return []
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(3.2 + 1.4 * len(reports), 4.4), layout="constrained")
+    seen, tops = set(), []
+    for i, r in enumerate(reports):
+        bottom = 0.0
+        for comp, joules in r.energy["by_component"].items():
+            if joules <= 0:
+                continue
+            ax.bar(i, joules, 0.6, bottom=bottom, color=ENERGY_COLOURS.get(comp, "grey"),
+                   label=comp if comp not in seen else None)
+            seen.add(comp)
+            bottom += joules
+        lo, hi = r.energy["band"]["joules_per_step"]
+        ax.errorbar(i, bottom, yerr=[[bottom - lo], [hi - bottom]], color="black", capsize=4, lw=1)
+        ax.annotate(f"{r.energy['watts']:,.0f} W", (i, hi), xytext=(0, 3), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=8, annotation_clip=False)
+        tops.append(hi)
+    if max(tops) / max(min(r.energy["joules_per_step"] for r in reports), 1e-30) > 30:
+        ax.set_yscale("log")
+        ax.set_ylabel("joules per training step (log scale)")
+    else:
+        ax.set_ylim(0, max(tops) * 1.2)
+        ax.set_ylabel("joules per training step")
+    labels = [f"{r.architecture}\n{r.placement.get('strategy') or r.mode}" if r.platform == "gpu"
+              else f"{'MIMD ' if r.platform == 'mimd' else ''}{r.architecture}\n{r.platform if r.platform != 'mimd' else r.mode}"
+              for r in reports]
+    ax.set_xticks(range(len(reports)), labels, fontsize=8)
+    ax.set_title(textwrap.fill(title, 60), fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="component", title_fontsize=8)
+    paths = save_figure(fig, folder, stem)
+    plt.close(fig)
+    return paths
+
+
 def plot_run(folder, run, gpu_reports=()) -> list[str]:
     """The figures of one run (and its comparison: GPU strategies, a systolic array): heatmaps
     with chip and layer boundaries, and phase bars."""
@@ -148,6 +195,8 @@ def plot_run(folder, run, gpu_reports=()) -> list[str]:
                      f"SRAM per tile, {r.model} on {r.architecture}", "bytes", limit=r.memory["tile_bytes_limit"],
                      layers=layers)
     paths += phase_bars(folder, "phases", [r, *gpu_reports], f"where the time goes: {r.model}")
+    paths += energy_bars(folder, "energy", [r, *gpu_reports], f"where the energy goes: {r.model} (bars: the band "
+                         f"of the energy constants)")
     return paths
 
 
