@@ -277,7 +277,8 @@ BAD_INPUTS = [
     (SIM + ["--neurons-per-tile", "1000000"], r"tile 1 needs [\d,]+ B but has 638,976 B"),
     (SIM + ["--tiles", "0"], r"--tiles: 0 must be an integer between 1 and 1048576"),
     (SIM + ["--tiles", "5000000000"], r"--tiles: 5000000000 must be an integer between 1 and 1048576"),
-    (SIM + ["--tiles", "2"], r"layer 1 \(300 -> 200 neurons\) needs at least 1 MiB of SRAM.*--set sram_per_tile=N"),
+    (SIM + ["--tiles", "2"], r"layer 1 \(300 -> 200 neurons\) needs at least 938 KiB of SRAM.*more tiles \(--tiles: at least 3, the weights. bound\).*--set sram_per_tile=N"),
+    (SIM + ["--tiles", "1"], r"has 0 B for layers \(1 tile\(s\) x 638,976 B, tile 0 kept free\).*--tiles: at least"),
     (SIM + ["--chips", "0"], r"--chips: 0 must be an integer >= 1"),
     (SIM + ["--chips", "-1"], r"--chips: -1 must be an integer >= 1"),
     # sizes
@@ -285,7 +286,7 @@ BAD_INPUTS = [
     (SIM[:1] + ["--layers", "300,,10"], r"--layers: '300,,10' has an empty entry"),
     (SIM[:1] + ["--layers", "300,-2,10"], r"sizes\[1\]=-2 must be an integer >= 1"),
     (SIM[:1] + ["--layers", "a,b"], r"not a comma-separated list of integers"),
-    (SIM[:1] + ["--layers", "2312,20000,20000,10"], r"layer 2 \(20000 -> 20000 neurons\) needs at least 6,104 MiB"),
+    (SIM[:1] + ["--layers", "2312,20000,20000,10"], r"layer 2 \(20000 -> 20000 neurons\) needs at least 5.96 GiB"),
     # unknown names (with the closest one)
     (SIM + ["--chip", "ipu-mk"], r"unknown chip 'ipu-mk'.*Did you mean 'ipu-mk1' or 'ipu-mk2'\?"),
     (SIM + ["--overflow", "bogus"], r"--overflow: invalid choice: 'bogus'"),

@@ -146,6 +146,14 @@ def weight_bytes_lower_bound(sizes, *, training: bool = True, optimizer: str = "
     return [int(a) * int(b) * bytes_per_value * copies for a, b in zip(sizes[:-1], sizes[1:])]
 
 
+def _bytes(n: float) -> str:
+    """A size in the unit that keeps it readable: "35 MiB", "624 KiB", "512 B" (never "0 MiB")."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:,.3g} {unit}"
+    return f"{n:,.0f} B"
+
+
 def check_layers_fit(sizes, system, *, training: bool = True, optimizer: str = "adam",
                      reserve_tile0: bool = True, bytes_per_value: int = 4) -> None:
     """Refuse, from shapes alone, a network whose weights cannot fit: a layer lives on one chip,
@@ -159,8 +167,10 @@ def check_layers_fit(sizes, system, *, training: bool = True, optimizer: str = "
         if need > usable:
             what = "weights" + (" with their gradient" + (" and Adam moments" if optimizer == "adam" else "")
                                 if training else "")
+            tiles = -(-need // chip.sram_per_tile) + (1 if reserve_tile0 else 0)  # a bound: weights alone
             raise DoesNotFit(
-                f"layer {l} ({sizes[l - 1]} -> {sizes[l]} neurons) needs at least {need / 2**20:,.0f} MiB of SRAM for "
-                f"its {what}, but one {chip.name} chip has {usable / 2**20:,.0f} MiB ({chip.tiles} tiles x "
-                f"{chip.sram_per_tile:,} B) and a layer lives on one chip; make the layer narrower (--layers) or give "
-                f"the chip more SRAM (--set sram_per_tile=N)")
+                f"layer {l} ({sizes[l - 1]} -> {sizes[l]} neurons) needs at least {_bytes(need)} of SRAM for "
+                f"its {what}, but one {chip.name} chip has {_bytes(usable)} for layers ({chip.tiles:,} tile(s) x "
+                f"{chip.sram_per_tile:,} B{', tile 0 kept free' if reserve_tile0 else ''}) and a layer lives on one "
+                f"chip; make the layer narrower (--layers), give the chip more tiles (--tiles: at least {tiles:,}, the "
+                f"weights' bound) or more SRAM per tile (--set sram_per_tile=N)")
