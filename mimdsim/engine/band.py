@@ -162,6 +162,35 @@ def chip_band(program, report, recorded: list, fixed: dict) -> dict:
     clock = program.system.chip.clock_hz
     out = band(lambda v: rc.total_cycles(v) / clock, drivers_of("chip", program.system.chip, fixed),
                report.batch_size, report.seconds_per_step)
-    if fixed:
-        out["pinned"] = dict(fixed)
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind in ("chip", "codelet")}
+    if pinned:
+        out["pinned"] = pinned
     return out
+
+
+def gpu_spec_with(spec, values: dict):
+    """``spec`` (a GpuSpec) with the GPU assumptions of ``values`` set; the efficiency scale
+    multiplies every point of the matrix efficiency curve (capped at 1)."""
+    fields = A.spec_overrides("gpu", spec.name, values)
+    scale = fields.pop("matrix_efficiency_scale", None)
+    if scale is not None:
+        fields["matrix_efficiency"] = tuple((t, min(1.0, e * scale)) for t, e in spec.matrix_efficiency)
+    return spec.replace(**fields) if fields else spec
+
+
+def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float) -> dict:
+    """The band of a GPU column: ``estimate(spec) -> Report`` re-run (analytical, about a millisecond)
+    with each GPU assumption moved."""
+    out = band(lambda v: estimate(gpu_spec_with(spec, v)).seconds_per_step, drivers_of("gpu", spec, fixed),
+               batch_size, base_seconds)
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "gpu"}
+    if pinned:
+        out["pinned"] = pinned
+    return out
+
+
+def speedup_band(mimd, other) -> list:
+    """``[low, high]`` of MIMD samples/s over the other column's, each side over its own band."""
+    m = (mimd.uncertainty or {}).get("samples_per_second", [mimd.samples_per_second] * 2)
+    o = (other.uncertainty or {}).get("samples_per_second", [other.samples_per_second] * 2)
+    return [m[0] / o[1], m[1] / o[0]]
