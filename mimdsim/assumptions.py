@@ -17,6 +17,7 @@ import contextlib
 from dataclasses import dataclass
 
 from .errors import ConfigError
+from .kernels.assumed import PINNED as _PINNED
 from .validate import did_you_mean
 
 CHIPS = ("ipu-mk1", "ipu-mk2", "bow")
@@ -109,9 +110,6 @@ _add("gpu_matrix_efficiency_scale", 1.0, 0.82, 1.0, "x the curve", "gpu.matrix_e
 
 
 # ---- pinning --------------------------------------------------------------------------------------
-_PINNED: dict[str, float] = {}
-
-
 def get(name: str) -> Assumption:
     try:
         return REGISTRY[name]
@@ -159,6 +157,11 @@ def pinned(values: dict | None):
     finally:
         _PINNED.clear()
         _PINNED.update(old)
+
+
+def touched_codelets() -> frozenset:
+    """The codelets whose cost reads an assumption (what a run records for its band)."""
+    return frozenset(c for a in REGISTRY.values() for c in a.codelets)
 
 
 def for_preset(kind: str, preset: str) -> list[Assumption]:

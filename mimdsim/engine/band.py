@@ -27,10 +27,6 @@ _PER_PHASE = ("exchange_phase_overhead_cycles", "exchange_latency_cycles")
 _PER_SYNC = {"sync_cycles": "chip", "global_sync_cycles": "global"}
 
 
-def touched_codelets() -> frozenset:
-    return frozenset(c for a in A.REGISTRY.values() for c in a.codelets)
-
-
 def _phases(step) -> int:
     """Exchange phases a superstep's exchange pays latency and overhead for (into the tiles, to the host)."""
     into = out = False
@@ -187,10 +183,3 @@ def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float) 
     if pinned:
         out["pinned"] = pinned
     return out
-
-
-def speedup_band(mimd, other) -> list:
-    """``[low, high]`` of MIMD samples/s over the other column's, each side over its own band."""
-    m = (mimd.uncertainty or {}).get("samples_per_second", [mimd.samples_per_second] * 2)
-    o = (other.uncertainty or {}).get("samples_per_second", [other.samples_per_second] * 2)
-    return [m[0] / o[1], m[1] / o[0]]

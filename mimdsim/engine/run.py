@@ -29,7 +29,6 @@ from .. import assumptions
 from ..errors import ConfigError
 from ..program import Launch, Loop, Program, Superstep, VertexSet
 from ..report import KINDS, Report, empty_cycles
-from .band import touched_codelets
 from .cost import codelet, vertex_cycles
 from .fabric import exchange_phase, sync_cost, traffic
 
@@ -53,7 +52,7 @@ class _Costs:
     def __init__(self, program: Program, source, timeline, record: list | None = None):
         self.program, self.source, self.timeline = program, source, timeline
         # supersteps whose codelets read a named assumption: (step, works, iterations), for bands
-        self.record, self.touched = record, (touched_codelets() if record is not None else frozenset())
+        self.record, self.touched = record, (assumptions.touched_codelets() if record is not None else frozenset())
         self.times = 1  # executions one compute() call is charged for (an analytical loop: its count)
         system = program.system
         self.system = system

@@ -58,8 +58,11 @@ class Comparison(JsonOutput):
         (empty without the MIMD report's band)."""
         if not self.mimd.uncertainty:
             return {}
-        from ..engine.band import speedup_band
-        return {k: speedup_band(self.mimd, r) for k, r in self.others.items()}
+
+        def sps(r):  # [low, high] samples/s: the column's band, or its point where it has none
+            return (r.uncertainty or {}).get("samples_per_second", [r.samples_per_second] * 2)
+        m = sps(self.mimd)
+        return {k: [m[0] / sps(r)[1], m[1] / sps(r)[0]] for k, r in self.others.items()}
 
     @property
     def energy_ratio(self) -> dict:
