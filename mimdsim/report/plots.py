@@ -170,7 +170,7 @@ def tornado(folder, stem, report, title) -> list[str]:
     ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("ms per training step")
-    ax.set_title(textwrap.fill(title, 70), fontsize=10)
+    ax.set_title(textwrap.fill(title, 50), fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     paths = save_figure(fig, folder, stem)
     plt.close(fig)
