@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .assumed import value as _assumed
 from .codelet import register
 from ._jit import njit, numba_loaded
 from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busiest_workers, deal_jobs, deal_plan,
@@ -218,8 +219,11 @@ SURROGATES = {"double": SURROGATE_SOFT_DOUBLE, "float": SURROGATE_FLOAT}
 
 
 def state_out_grad_instructions(listed, surrogate="double"):
-    """SOG_SETUP + listed * (SOG_PER_ID + SURROGATES[surrogate]); ``listed`` = count[1]."""
-    return SOG_SETUP + np.asarray(listed, dtype=np.float64) * (SOG_PER_ID + SURROGATES[surrogate])
+    """SOG_SETUP + listed * (SOG_PER_ID + surrogate arithmetic); ``listed`` = count[1]. The double path's
+    count is the named assumption ``surrogate_arithmetic_instructions`` (mimdsim/assumptions.py; its
+    value is SURROGATE_SOFT_DOUBLE), read at cost time so that a band or ``--assume`` can move it."""
+    arith = _assumed("surrogate_arithmetic_instructions", SURROGATE_SOFT_DOUBLE) if surrogate == "double" else SURROGATES[surrogate]
+    return SOG_SETUP + np.asarray(listed, dtype=np.float64) * (SOG_PER_ID + arith)
 
 
 def state_out_grad_cycles(vertex_tiles, listed, tile: Tile, surrogate="double"):

@@ -6,6 +6,9 @@ over GPU samples/s. The result is a :class:`mimdsim.report.Comparison`.
 """
 from __future__ import annotations
 
+from . import assumptions as A
+from .arch.gpu import GpuSpec, gpu as gpu_spec
+from .engine.band import gpu_band, gpu_spec_with
 from .errors import ConfigError, OutOfDeviceMemory
 from .report.comparison import Comparison
 from .validate import check_choice
@@ -19,15 +22,18 @@ __all__ = ["compare", "Comparison"]
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
-            **simulate_kw) -> Comparison:
+            assume=None, band=True, **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
     and ``precision`` of the GPU, and optionally a ``systolic`` array (name or SystolicSpec).
     ``chip_precision`` is the chip program's number format (``simulate``'s ``precision``).
     A strategy whose model does not fit the GPU is listed in
-    ``refused`` with the reason instead of a report.
+    ``refused`` with the reason instead of a report. ``assume`` pins named assumptions of the chip and
+    the GPU; every other one moves over its range in each column's band and the speedup's
+    (``Comparison.speedup_band``).
     """
+    assume = A.check(assume)
     if simulate_kw.get("training", True) is not True:
         raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
                           "programs); drop training=False, or simulate(..., training=False) the chip alone")
@@ -36,17 +42,25 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         check_choice("strategy", s, STRATEGIES, where="GPU ")
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
-                   optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), **simulate_kw)
+                   optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), assume=assume,
+                   band=band, **simulate_kw)
     rep = run.report
     measured = [ly["spikes"] / (ly["neurons"] * rep.timesteps * rep.batch_size) for ly in rep.layers]
     opt = optimizer.kind if optimizer is not None else "adam"
     others, refused = {}, {}
+    spec = gpu_spec_with(gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu), assume)
     for s in strategies:
+        def at(g, s=s, check=True):
+            return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s, precision=precision,
+                            activity=measured[1:], input_activity=measured[0], optimizer=opt, check_memory=check)
         try:
-            others[s] = estimate(net, gpu, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s,
-                                 precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt)
+            others[s] = at(spec)
         except OutOfDeviceMemory as e:
             refused[s] = str(e)
+            continue
+        if band:  # memory does not move with a time assumption: checked once
+            others[s].uncertainty = gpu_band(lambda g: at(g, check=False), spec, assume, rep.batch_size,
+                                             others[s].seconds_per_step)
     if systolic is not None:
         others["systolic"] = systolic_estimate(net, systolic, timesteps=rep.timesteps, batch_size=rep.batch_size,
                                                optimizer=opt)

@@ -89,6 +89,12 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     from .arch.chip import CHIPS
     for field in values["chip.set"] or {}:  # named with its file and line before anything runs
         CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
+    from .assumptions import check as check_assumptions
+    for name, value in (values.get("assume") or {}).items():  # [assume] NAME = VALUE
+        try:
+            check_assumptions({name: value})
+        except ConfigError as e:
+            raise ConfigError(f"{where('assume.' + name)}: [assume] {e}") from None
     base = os.path.dirname(os.path.abspath(path))
     for key in ("output.json", "output.csv", "output.plot", "output.trace"):
         if values[key] and not os.path.isabs(values[key]):
@@ -180,7 +186,8 @@ def build_run(values: dict):
                        "model.theta2": DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"]})
         net = _layer_network(v)
     sys_spec = build_system(v)
-    kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
+    kw = dict(**({"assume": dict(v["assume"])} if v.get("assume") else {}),
+              neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.schedule") == "per-op":
         raise ConfigError("--schedule per-op is the Kalman fit's; the SNN step runs 'published' (the study's op), "
                           "'fused' or 'poptorch'")
@@ -324,6 +331,12 @@ def execute(values: dict, command: str, *, out=print):
         raise _locate(values, e)
     finally:
         progress.close()
+    if values.get("output.assumptions"):  # the tornado of each column, top drivers first
+        from .report.report import tornado_lines
+        for name, r in [("MIMD " + run.report.architecture, run.report)] + \
+                [(f"{r.architecture} {k}", r) for k, r in (getattr(result, "others", {}) or {}).items()]:
+            if r.uncertainty:
+                text += f"\n\n  {name}, named assumptions:" + "\n".join(tornado_lines(r.uncertainty))
     if run.loss is not None:
         norms = "" if run.grads is None else "; gradient norms " + ", ".join(f"{np.linalg.norm(g):.3g}" for g in run.grads)
         text += f"\n\n  loss {run.loss:.6f}" + norms

@@ -31,6 +31,7 @@ import numpy as np
 
 from .arch import as_system, system as make_system
 from .compiler.transfers import host_stream
+from .engine.band import chip_band
 from .engine.run import run_program
 from .errors import ConfigError
 from .program import Program, ProgramMeta, Superstep, Transfer, VertexSet
@@ -66,6 +67,7 @@ class OpReport:
     steps: dict
     plan: dict | None = None
     notes: list = field(default_factory=list)
+    uncertainty: dict | None = None  # seconds when the named assumptions move (mimdsim.engine.band)
 
     @property
     def total_cycles(self) -> float:
@@ -78,13 +80,20 @@ class OpReport:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "chip": self.chip, "shape": dict(self.shape), "seconds": self.seconds,
                 "total_cycles": self.total_cycles, "clock_hz": self.clock_hz, "cycles": dict(self.cycles),
-                "steps": {k: dict(v) for k, v in self.steps.items()}, "plan": self.plan, "notes": list(self.notes)}
+                "steps": {k: dict(v) for k, v in self.steps.items()}, "plan": self.plan, "notes": list(self.notes),
+                **({"uncertainty": self.uncertainty} if self.uncertainty else {})}
 
     def summary(self) -> str:
         shape = ", ".join(f"{k}={v}" for k, v in self.shape.items())
         lines = [f"mimdsim op {self.kind} on {self.chip}: {shape}",
                  f"  time             {self.seconds * 1e6:,.3f} us  ({self.total_cycles:,.0f} cycles at "
                  f"{self.clock_hz / 1e9:.3g} GHz)"]
+        u = self.uncertainty
+        if u and u["seconds_per_step"][1] > u["seconds_per_step"][0]:
+            top = u["drivers"][0]
+            lines.append(f"  band             {u['seconds_per_step'][0] * 1e6:,.3f}-{u['seconds_per_step'][1] * 1e6:,.3f} us "
+                         f"from {u['assumptions']} named assumptions; largest: {top['name']} "
+                         f"{top['seconds_per_step'][0] * 1e6:,.3f}-{top['seconds_per_step'][1] * 1e6:,.3f}")
         lines += [f"  {k:<16} {v:>12,.0f}" for k, v in self.cycles.items()]
         if self.plan:
             p = self.plan
@@ -233,8 +242,11 @@ def op(kind: str, chip="ipu-mk2", **shape) -> OpReport:
         steps = _host(shape, sys)
     program = Program(system=sys, mapping=_OneGroup(), timesteps=1, batch_size=1, tensors=[], schedule=steps,
                       meta=ProgramMeta(model=f"op {kind}", workload="op"))
-    report = run_program(program)
+    recorded = []
+    report = run_program(program, record=recorded)
+    u = chip_band(program, report, recorded, {})
+    u.pop("samples_per_second")  # an op has no samples: its band is in seconds
     cycles = {k: float(sum(p.get(k, 0.0) for p in report.cycles.values())) for k in COST_KINDS}
     steps_out = {name: {"count": int(s["count"]), **{k: float(s.get(k, 0.0)) for k in COST_KINDS}}
                  for name, s in report.steps.items()}
-    return OpReport(kind, sys.name, shape, sys.chip.clock_hz, cycles, steps_out, plan)
+    return OpReport(kind, sys.name, shape, sys.chip.clock_hz, cycles, steps_out, plan, uncertainty=u)

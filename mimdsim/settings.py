@@ -103,6 +103,10 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("chip.set", "--set", "table", None, "override any chip field, e.g. --set sram_per_tile=1248000",
             commands=("simulate", "compare", "train"), group=CHIP),
+    Setting("assume", "--assume", "table", None,
+            "pin a named assumption (docs/cost-model.md, 'Named assumptions'), e.g. --assume "
+            "surrogate_arithmetic_instructions=4; the band moves every other one over its range",
+            commands=("simulate", "compare"), group=CHIP, metavar="NAME=VALUE"),
     Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`)", commands=("compare", "train"), group=CHIP),
     Setting("gpu.strategies", "--strategy", "str_list", ["compiled", "eager", "fused"],
             "GPU execution strategies", choices=GPU_STRATEGIES,
@@ -120,6 +124,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("output.full", "--full", "bool", False, "print every superstep, layer and note (the default is a "
             "summary: the slowest supersteps, the first and last layers, repeated notes once)",
             commands=("simulate",)),
+    Setting("output.assumptions", "--assumptions", "bool", False,
+            "print every named assumption's own swing of the time (the tornado), largest first"),
     # Workloads beyond the SNN step (mimdsim/workloads, docs/workloads.md).
     Setting("workload.name", "--workload", "str", "snn",
             "what compare runs: the SNN training step, Kalman track fitting or MLP inference",
@@ -353,6 +359,20 @@ def _bounded(s: Setting, parse):
     return check
 
 
+def _assume_value(text):
+    """--assume NAME=VALUE for a named assumption (mimdsim.assumptions)."""
+    from .assumptions import check
+    from .errors import ConfigError
+
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--assume takes NAME=VALUE, got {text!r}")
+    key, value = (t.strip() for t in text.split("=", 1))
+    try:
+        return key, check({key: value})[key]
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _field_value(text):
     """--set FIELD=VALUE for a ChipSpec field."""
     from .arch.chip import CHIPS
@@ -391,7 +411,8 @@ def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple =
         if s.kind == "bool":
             kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
         elif s.kind == "table":
-            kw.update(type=_field_value, action="append", metavar="FIELD=VALUE")
+            kw.update(type=_assume_value if s.key == "assume" else _field_value, action="append",
+                      metavar=s.metavar or "FIELD=VALUE")
         else:
             kw["type"] = _bounded(s, {"int": _int, "float": _float, "str": str, "int_list": _int_list,
                                       "size_list": _size_list, "fraction_list": _fraction_list,

@@ -24,8 +24,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # below; never one above. Within the SNN workload the same rule orders its roles.
 LAYERS = [
     ("errors, validation, version", ["mimdsim.errors", "mimdsim.validate", "mimdsim.version"]),
-    ("codelets, hardware specs, reports, data", ["mimdsim.kernels", "mimdsim.arch", "mimdsim.report",
-                                                 "mimdsim.data"]),
+    ("codelets, hardware specs, reports, data, named assumptions",
+     ["mimdsim.kernels", "mimdsim.arch", "mimdsim.report", "mimdsim.data", "mimdsim.assumptions"]),
     ("the model, the program IR, optimizers, settings", ["mimdsim.snn", "mimdsim.program", "mimdsim.optim",
                                                          "mimdsim.settings"]),
     ("compiler, engine, GPU model, energy model", ["mimdsim.compiler", "mimdsim.engine", "mimdsim.gpu",

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..kernels.tile import Tile
 
+from .. import assumptions
 from ..errors import ConfigError
 from ..program import Launch, Loop, Program, Superstep, VertexSet
 from ..report import KINDS, Report, empty_cycles
@@ -48,8 +49,11 @@ class WorkSource(Protocol):
 class _Costs:
     """Charges superstep executions into the report's tallies."""
 
-    def __init__(self, program: Program, source, timeline):
+    def __init__(self, program: Program, source, timeline, record: list | None = None):
         self.program, self.source, self.timeline = program, source, timeline
+        # supersteps whose codelets read a named assumption: (step, works, iterations), for bands
+        self.record, self.touched = record, (assumptions.touched_codelets() if record is not None else frozenset())
+        self.times = 1  # executions one compute() call is charged for (an analytical loop: its count)
         system = program.system
         self.system = system
         self.tile = Tile.of(system.chip, program.meta.precision)
@@ -59,7 +63,8 @@ class _Costs:
         self.tile_compute = np.zeros(self.n_tiles)
         self.moved = np.zeros(3)  # bytes moved: on-chip exchange, chip-to-chip links, host (energy model)
         # static costs live with the program: a compiled program is run many times
-        key = (self.tile, system)  # the whole spec: an overridden chip keeps its preset's name
+        # the whole spec (an overridden chip keeps its preset's name) and any pinned codelet assumption
+        key = (self.tile, system, assumptions.pinned_key())
         if program.static_costs.get("key") != key:
             program.static_costs.clear()
             program.static_costs.update(key=key, compute={}, exchange={}, layouts={}, traffic={})
@@ -81,6 +86,8 @@ class _Costs:
         dict per loop iteration (still ``[len(tiles)]`` when every codelet of the step is static,
         whose result is kept with the program). A codelet's tiles depend on its geometry only, so
         the union of a superstep's tiles and each vertex set's place in it are computed once."""
+        if self.touched and any(vs.codelet in self.touched for vs in step.compute):
+            self.record.append((step, works, iterations, self.times))
         done = self.static.get(("step", id(step)))
         if done is not None:
             return done
@@ -172,10 +179,12 @@ class _Costs:
         """Numerics of every iteration, then the costs of all of them; returns iterations done."""
         ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
         if self.source is None:  # every cost is static: one evaluation, charged count times
+            self.times = loop.count if self.timeline is None else 1
             for _ in range(1 if self.timeline is None else loop.count):
                 for s in loop.body:
                     cyc = None if isinstance(s, Launch) else self.compute(s, {}, None)
                     self.charge(s, None, cyc, loop.count if self.timeline is None else 1)
+            self.times = 1
             if progress is not None:
                 progress(done + loop.count, total)
             return loop.count
@@ -265,16 +274,17 @@ def _stack(works: list[dict]) -> dict:
 
 
 def run_program(program: Program, source: WorkSource | None = None, *, timeline: list | None = None,
-                progress=None) -> Report:
+                progress=None, record: list | None = None) -> Report:
     """Run ``program`` against ``source`` (None: an analytical program of static codelets).
 
     ``timeline``: if a list is given, one record per superstep execution is appended
     (name, phase, t, compute, exchange, sync, host cycles and the slowest tile's compute per
     tile group of the program's mapping) — what a trace is drawn from. ``progress(done,
     total)`` is called after every loop iteration's numerics (once per loop for an analytical
-    program).
+    program). ``record``: if a list is given, the supersteps whose codelets read a named assumption
+    are appended with their works (what :mod:`mimdsim.engine.band` re-costs).
     """
-    costs = _Costs(program, source, timeline)
+    costs = _Costs(program, source, timeline, record)
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
     done = 0
     for step in program.schedule:

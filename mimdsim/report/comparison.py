@@ -53,6 +53,18 @@ class Comparison(JsonOutput):
         return {k: self.mimd.samples_per_second / r.samples_per_second for k, r in self.others.items()}
 
     @property
+    def speedup_band(self) -> dict:
+        """``[low, high]`` of each column's speedup when the named assumptions of both sides move
+        (empty without the MIMD report's band)."""
+        if not self.mimd.uncertainty:
+            return {}
+
+        def sps(r):  # [low, high] samples/s: the column's band, or its point where it has none
+            return (r.uncertainty or {}).get("samples_per_second", [r.samples_per_second] * 2)
+        m = sps(self.mimd)
+        return {k: [m[0] / sps(r)[1], m[1] / sps(r)[0]] for k, r in self.others.items()}
+
+    @property
     def energy_ratio(self) -> dict:
         """MIMD samples per joule over each other column's (columns without an energy model left out)."""
         if not self.mimd.energy:
@@ -68,6 +80,8 @@ class Comparison(JsonOutput):
         d.update(mimd=self.mimd.to_dict(), gpu={k: r.to_dict() for k, r in self.gpu.items()}, speedup=self.speedup)
         if self.energy_ratio:
             d["energy_ratio"] = self.energy_ratio
+        if self.speedup_band:
+            d["uncertainty"] = {"speedup": self.speedup_band}
         if snn or self.refused:
             d["refused"] = self.refused
         d.update({k: r.to_dict() for k, r in self.others.items() if r.platform != "gpu"})
@@ -119,6 +133,9 @@ class Comparison(JsonOutput):
             row("bound", lambda r: r.placement.get("bound", "-"))
         lines.append(f"  {'speedup MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
                      + "".join(f"{v:>{w - 1}.2f}x" for v in self.speedup.values()))
+        if self.speedup_band:  # every named assumption of both sides over its range
+            lines.append(f"  {'  band':<22}" + f"{'':>{w}}" + "".join(
+                f"{f'{lo:.2f}-{hi:.2f}x':>{w}}" for lo, hi in self.speedup_band.values()))
         if self.energy_ratio:  # samples per joule, beside the speedup's samples per second
             lines.append(f"  {'energy ratio MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
                          + "".join(f"{self.energy_ratio[k]:>{w - 1}.2f}x" if k in self.energy_ratio else f"{'-':>{w}}"

@@ -197,6 +197,33 @@ def plot_run(folder, run, gpu_reports=()) -> list[str]:
     paths += phase_bars(folder, "phases", [r, *gpu_reports], f"where the time goes: {r.model}")
     paths += energy_bars(folder, "energy", [r, *gpu_reports], f"where the energy goes: {r.model} (bars: the band "
                          f"of the energy constants)")
+    if r.uncertainty and r.uncertainty["drivers"]:
+        paths += tornado(folder, "assumptions", r, f"ms/step when each named assumption moves: {r.model} on "
+                                                   f"{r.architecture}")
+    return paths
+
+
+def tornado(folder, stem, report, title) -> list[str]:
+    """Each named assumption's one-at-a-time swing of ms/step around the point estimate, largest
+    first, and the corners (every assumption at once) as the top bar."""
+    import textwrap
+
+    plt = pyplot()
+    u = report.uncertainty
+    base = report.seconds_per_step * 1e3
+    rows = [("all at once", *(1e3 * x for x in u["seconds_per_step"]))] + \
+        [(d["name"], *(1e3 * x for x in d["seconds_per_step"])) for d in u["drivers"]]
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.35 * len(rows)), layout="constrained")
+    for i, (name, lo, hi) in enumerate(rows):
+        ax.barh(i, hi - lo, left=lo, color="#4c72b0" if i else "#999999", height=0.6)
+    ax.axvline(base, color="black", linewidth=1, label=f"point estimate {base:,.3g} ms")
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms per training step")
+    ax.set_title(textwrap.fill(title, 50), fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    paths = save_figure(fig, folder, stem)
+    plt.close(fig)
     return paths
 
 

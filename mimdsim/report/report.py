@@ -50,6 +50,7 @@ class Report(JsonOutput):
     notes: list = field(default_factory=list)
     activity: dict = field(default_factory=dict)  # counts the energy model reads (bytes moved, FLOPs, ...)
     energy: dict | None = None  # mimdsim.energy's section: joules per step, watts, samples per joule, bands
+    uncertainty: dict | None = None  # mimdsim.engine.band's section: the band when named assumptions move
 
     @property
     def kinds(self) -> tuple:
@@ -104,6 +105,8 @@ class Report(JsonOutput):
         if self.energy:
             d["energy"] = {k: v for k, v in self.energy.items()
                            if k not in ("joules_per_step", "samples_per_joule", "watts")}
+        if self.uncertainty:
+            d["uncertainty"] = self.uncertainty
         if self.tile_compute_cycles is not None:
             d["tiles"] = {"compute_cycles": self.tile_compute_cycles.tolist(),
                           "memory_bytes": self.tile_memory_bytes.tolist()}
@@ -122,6 +125,7 @@ class Report(JsonOutput):
             f"  samples/s        {self.samples_per_second:,.1f}",
             f"  seconds/step     {self.seconds_per_step * 1e3:,.3f} ms  ({total:,.0f} cycles at "
             f"{self.clock_hz / 1e9:.3g} GHz)",
+            *([uncertainty_line(self.uncertainty, self.seconds_per_step)] if self.uncertainty else []),
             *([energy_line(self.energy)] if self.energy else []),
             *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"
                + (f" ({self.placement['schedule_reason']})" if self.placement.get("schedule_reason") else "")]
@@ -249,6 +253,31 @@ def _ranges(numbers: str) -> str:
         out += [f"{vals[i]}-{vals[j]}"] if j - i >= 2 else [str(v) for v in vals[i:j + 1]]
         i = j + 1
     return ", ".join(out)
+
+
+def uncertainty_line(u: dict, seconds: float) -> str:
+    """``  band             8.3 ms/step (7.1-9.4 from 3 named assumptions; largest: ...)``."""
+    lo, hi = u["seconds_per_step"]
+    ms = lambda s: f"{s * 1e3:,.3g}"  # noqa: E731
+    n = u["assumptions"]
+    text = f"  band             {ms(seconds)} ms/step ({ms(lo)}-{ms(hi)} from {n} named assumption{'' if n == 1 else 's'}"
+    top = u["drivers"][0] if u["drivers"] else None
+    if top and top["seconds_per_step"][1] > top["seconds_per_step"][0]:
+        text += f"; largest: {top['name']} {ms(top['seconds_per_step'][0])}-{ms(top['seconds_per_step'][1])}"
+    if u.get("pinned"):
+        text += "; pinned: " + ", ".join(f"{k}={v:g}" for k, v in u["pinned"].items())
+    return text + ")"
+
+
+def tornado_lines(u: dict) -> list[str]:
+    """Every driver's one-at-a-time swing, largest first (``--assumptions``)."""
+    out = ["", f"  {'assumption (one at a time)':<38}{'value':>10}{'range':>20}   ms/step at low / high end"]
+    for d in u["drivers"]:
+        rng = f"{d['range'][0]:g}-{d['range'][1]:g}"
+        out.append(f"  {d['name']:<38}{d['value']:>10g}{rng:>20}   {d['at_low'] * 1e3:,.4g} / {d['at_high'] * 1e3:,.4g}")
+    lo, hi = u["seconds_per_step"]
+    out.append(f"  {'all at once (corners)':<68}   {lo * 1e3:,.4g} / {hi * 1e3:,.4g}")
+    return out
 
 
 def energy_line(e: dict) -> str:

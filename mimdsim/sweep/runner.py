@@ -52,6 +52,8 @@ def run_point(values: dict, command: str, params: dict) -> dict:
                         precision=values["gpu.precision"], systolic=values["gpu.systolic"], **kw)
             report = c.mimd
             rec["speedup"] = c.speedup
+            if c.speedup_band:  # every named assumption of both sides over its range
+                rec["speedup_band"] = c.speedup_band
             rec["gpu_samples_per_second"] = {s: r.samples_per_second for s, r in c.gpu.items()}
             if c.energy_ratio:  # samples per joule, MIMD over each column's
                 rec["energy_ratio"] = c.energy_ratio
@@ -67,6 +69,10 @@ def run_point(values: dict, command: str, params: dict) -> dict:
                    max_tile_bytes=d["memory"]["max_tile_bytes"], tile_bytes_limit=d["memory"]["tile_bytes_limit"],
                    activity=[ly["activity"] for ly in d["layers"]],
                    dropped_spikes=sum(ly["dropped_spikes"] for ly in d["layers"]))
+        if report.uncertainty:  # the band of the named assumptions (docs/cost-model.md)
+            u = report.uncertainty
+            rec["uncertainty"] = {"seconds_per_step": u["seconds_per_step"], "samples_per_second": u["samples_per_second"],
+                                  "drivers": [{k: dr[k] for k in ("name", "seconds_per_step")} for dr in u["drivers"]]}
         if report.energy:  # energy per point (docs/energy.md): the central figures and their bands
             rec.update({k: d[k] for k in ("joules_per_step", "samples_per_joule", "watts")},
                        energy_band=d["energy"]["band"], energy_by_component=d["energy"]["by_component"])

@@ -141,9 +141,15 @@ def load_sweep(path) -> Sweep:
     axes = {}
     for key, spec in sw["axes"].items():
         where = f"{path}:{lines.get('sweep.axes.' + key, lines.get('sweep.axes', '?'))}"
-        if key not in FILE_KEYS and not key.startswith("chip.set."):
-            raise ConfigError(f"{where}: unknown axis key {key!r}; axes take experiment keys (docs/reference.md) or "
-                              f"chip.set.FIELD." + did_you_mean(key, FILE_KEYS))
+        if key not in FILE_KEYS and not key.startswith(("chip.set.", "assume.")):
+            raise ConfigError(f"{where}: unknown axis key {key!r}; axes take experiment keys (docs/reference.md), "
+                              f"chip.set.FIELD or assume.NAME." + did_you_mean(key, FILE_KEYS))
+        if key.startswith("assume."):  # a named assumption (mimdsim/assumptions.py)
+            from ..assumptions import get
+            try:
+                get(key.split(".", 1)[1])
+            except ConfigError as e:
+                raise ConfigError(f"{where}: axis {key!r}: {e}") from None
         if key.startswith("chip.set."):
             CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
@@ -195,9 +201,12 @@ def point_values(sweep: Sweep, params: dict) -> dict:
     """The full settings of one point: the base experiment with the point's values."""
     v = dict(sweep.base)
     v["chip.set"] = dict(v.get("chip.set") or {})
+    v["assume"] = dict(v.get("assume") or {})
     for key, value in params.items():
         if key.startswith("chip.set."):
             v["chip.set"][key.split(".", 2)[2]] = value
+        elif key.startswith("assume."):
+            v["assume"][key.split(".", 1)[1]] = value
         else:
             v[key] = value
     v["run.execute"] = sweep.execute or v["run.execute"]
@@ -216,7 +225,13 @@ def check_points(sweep: Sweep, lines) -> None:
     for params in sweep.points:
         for key, value in params.items():
             where = f"{sweep.path}:{lines.get('sweep.axes.' + key, '?')}"
-            if not key.startswith("chip.set."):
+            if key.startswith("assume."):
+                from ..assumptions import check
+                try:
+                    check({key.split(".", 1)[1]: value})
+                except ConfigError as e:
+                    raise ConfigError(f"{where}: axis {key!r}: {e}") from None
+            elif not key.startswith("chip.set."):
                 check_value(FILE_KEYS[key], value, where=f"{where}: axis {key!r}: ")
         values = point_values(sweep, params)
         shape = json.dumps({k: values[k] for k in sorted(values) if k.startswith(("model.", "chip."))}, default=str)

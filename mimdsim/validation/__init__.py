@@ -28,9 +28,15 @@ class Point:
     unit: str
     ratio: float  # model time / measured time
     note: str = ""
+    band: list | None = None  # the model's [low, high] in the source's unit when named assumptions move
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the measurement falls inside the model's band (None: no band)."""
+        return None if self.band is None else self.band[0] <= self.measured <= self.band[1]
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "inside_band": self.inside}
 
 
 @dataclass
@@ -80,7 +86,8 @@ def _study_log(doc, quick):
         r = simulate(net, "ipu-mk2", timesteps=100, batch_size=48, activity=p["max_activity"] / 2).report
         ms = r.seconds_per_step * 1e3
         out.append(Point(f"{p['hidden_layers']} hidden, {p['max_activity']:.0%}", ms, p["measured_ms_per_step"],
-                         "ms/step", ms / p["measured_ms_per_step"]))
+                         "ms/step", ms / p["measured_ms_per_step"],
+                         band=[1e3 * x for x in r.uncertainty["seconds_per_step"]]))
     return out, "lists half full: activity = max activity / 2 per layer (the command line's default)"
 
 
@@ -91,13 +98,14 @@ def _sun_poptorch(doc, quick):
     from ..workloads.snn.simulate import simulate
 
     net = Network.build([784, 1000, 10], ZOO["leaky"], bias=True, loss="ce_count")
-    model = simulate(net, "ipu-mk2", timesteps=25, batch_size=128, activity=0.1, precision="fp32",
-                     schedule="poptorch", static_input=True).report.samples_per_second
+    rep = simulate(net, "ipu-mk2", timesteps=25, batch_size=128, activity=0.1, precision="fp32",
+                   schedule="poptorch", static_input=True).report
+    model, band = rep.samples_per_second, list(rep.uncertainty["samples_per_second"])
     rows = [p for p in doc["points"] if p["use"]]
     out = [Point(f"{p['file'][36:-4]} epoch {p['epoch']} step {p['steps']}", model, p["samples_per_second"],
-                 "samples/s", p["samples_per_second"] / model) for p in rows]
+                 "samples/s", p["samples_per_second"] / model, band=band) for p in rows]
     mean = doc["provenance"]["mean_of_used_rows"]
-    out.append(Point("mean of the rows", model, mean, "samples/s", mean / model))
+    out.append(Point("mean of the rows", model, mean, "samples/s", mean / model, band=band))
     return out, ""
 
 
@@ -167,17 +175,22 @@ def run_all(sources=None, quick: bool = False) -> list[SourceResult]:
 
 def summary_table(results, points: bool = False) -> str:
     lines = ["model ÷ measured, as times (above 1: the model is slower than measured). Nothing fitted.", "",
-             f"{'source':<14}{'points':>7}{'median':>9}{'best':>8}{'worst':>8}  what"]
+             f"{'source':<14}{'points':>7}{'median':>9}{'best':>8}{'worst':>8}{'in band':>9}  what"]
     for r in results:
         best = min(r.ratios, key=lambda x: max(x, 1 / x))
-        lines.append(f"{r.source:<14}{len(r.points):>7}{r.median:>9.2f}{best:>8.2f}{r.worst:>8.2f}  {r.title}")
+        banded = [p.inside for p in r.points if p.inside is not None]
+        inband = f"{sum(banded)}/{len(banded)}" if banded else "-"
+        lines.append(f"{r.source:<14}{len(r.points):>7}{r.median:>9.2f}{best:>8.2f}{r.worst:>8.2f}{inband:>9}  {r.title}")
         if r.provenance.get("fitted"):
             lines.append(f"{'':<14}  fitted: {r.provenance['fitted']}")
         if r.assumption:
             lines.append(f"{'':<14}  assumed: {r.assumption}")
     if points:
         for r in results:
-            lines += ["", f"{r.source}: {r.title}", f"  {'point':<44}{'model':>12}{'measured':>12}{'ratio':>8}  unit"]
-            lines += [f"  {p.label:<44}{p.model:>12.4g}{p.measured:>12.4g}{p.ratio:>8.2f}  {p.unit}"
+            lines += ["", f"{r.source}: {r.title}",
+                      f"  {'point':<44}{'model':>12}{'band':>22}{'measured':>12}{'ratio':>8}  unit"]
+            lines += [f"  {p.label:<44}{p.model:>12.4g}"
+                      + (f"  {f'{p.band[0]:.4g}-{p.band[1]:.4g}':>16}{' in ' if p.inside else ' out'}" if p.band else f"{'-':>22}")
+                      + f"{p.measured:>12.4g}{p.ratio:>8.2f}  {p.unit}"
                       + (f"  ({p.note})" if p.note else "") for p in r.points]
     return "\n".join(lines)

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import assumptions as A
 from ...arch import as_system
 from ...energy import chip_energy
 from ...engine import run_program
+from ...engine.band import chip_band
 from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
 from ...report import Report
@@ -109,7 +111,8 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
-             progress=None, precision=None, training=True, schedule=None, static_input=False) -> Run:
+             progress=None, precision=None, training=True, schedule=None, static_input=False, assume=None,
+             band=True) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -129,10 +132,17 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     says which ran; ``"poptorch"`` runs the dense program PopTorch builds from snnTorch (real-valued
     inputs allowed; ``report.placement["matmul_plan"]`` shows every matmul's split), and with
     ``static_input=True`` streams one input per sample for all steps (the study's pixels).
+    ``assume``: ``{name: value}`` pins named assumptions (``mimdsim.assumptions``; ``--assume``);
+    ``band=False`` skips ``report.uncertainty`` (the time when every other assumption moves over its
+    range, re-costed from the recorded works: no numerics run again).
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
     system = as_system(chip)
+    assume = A.check(assume)
+    fields = A.spec_overrides("chip", system.chip.name, assume)
+    if fields:  # a pinned chip assumption is its spec field
+        system = type(system)(chip=system.chip.replace(**fields), chips=system.chips)
     if not isinstance(training, bool):
         raise ConfigError(f"training={training!r} must be True (a training step) or False (inference)")
     if optimizer is not None and not training:
@@ -191,7 +201,11 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         inp = check_fractions("input_activity", act[0] if input_activity is None else input_activity, 1)
         source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
-    report = run_program(program, source, timeline=timeline, progress=progress)
+    recorded = [] if band else None
+    with A.pinned({k: v for k, v in assume.items() if A.REGISTRY[k].kind == "codelet"}):
+        report = run_program(program, source, timeline=timeline, progress=progress, record=recorded)
+        if band:
+            report.uncertainty = chip_band(program, report, recorded, assume)
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
     report.energy = chip_energy(report, program.system)
     idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles)

@@ -1,0 +1,191 @@
+"""Every named assumption of the cost models: value used, plausible range, reasoning, what it touches.
+
+A constant that no source pins down is an *assumption* (docs/cost-model.md, docs/gpu-model.md).
+Each one is an entry here: its value, a plausible ``low``-``high`` range with the reasoning or
+source of the range (never an end-to-end measurement the band is later compared with), the spec
+field or codelet constant it sets (``target``) and the presets it applies to. The cost model reads
+codelet constants through :func:`value`; a spec field's default is the entry's value (a test keeps
+them equal). Bands (:mod:`mimdsim.engine.band`) move every entry over its range; ``--assume
+NAME=VALUE`` pins one (:func:`pinned`). The energy model keeps its own table of the same shape
+(``mimdsim.energy.constants``: name, value, low, high, unit, source).
+
+Adding an assumption is one ``_add`` line (and its row in docs/cost-model.md, which a test checks).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from .errors import ConfigError
+from .kernels.assumed import PINNED as _PINNED
+from .validate import did_you_mean
+
+CHIPS = ("ipu-mk1", "ipu-mk2", "bow")
+GPUS = ("v100", "a100-40gb", "a100-80gb", "h100", "h200", "rtx-3090", "rtx-4090")
+
+
+@dataclass(frozen=True)
+class Assumption:
+    name: str
+    value: float  # the value the model uses
+    low: float  # plausible range (reasoning below)
+    high: float
+    unit: str
+    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>" or "codelet.<constant>"
+    presets: tuple  # the chip or GPU presets whose value this is
+    reasoning: str  # why the value, and where the range comes from
+    domain: tuple = (0.0, float("inf"))  # what --assume accepts (a sane value, not a plausible one)
+    codelets: tuple = ()  # codelets whose cost reads it (target "codelet.*")
+
+    def __post_init__(self) -> None:
+        if not self.domain[0] <= self.low <= self.value <= self.high <= self.domain[1]:
+            raise ValueError(f"assumption {self.name}: need domain low <= low <= value <= high <= domain high")
+
+    @property
+    def kind(self) -> str:
+        return self.target.split(".", 1)[0]
+
+    @property
+    def field(self) -> str:
+        return self.target.split(".", 1)[1]
+
+    def applies(self, preset: str) -> bool:
+        return preset in self.presets
+
+
+REGISTRY: dict[str, Assumption] = {}
+
+
+def _add(name, value, low, high, unit, target, presets, reasoning, domain=(0.0, float("inf")), codelets=()):
+    REGISTRY[name] = Assumption(name, float(value), float(low), float(high), unit, target, tuple(presets),
+                                reasoning, (float(domain[0]), float(domain[1])), tuple(codelets))
+
+
+# ---- MIMD chip (ChipSpec fields) ----------------------------------------------------------------
+_add("exchange_phase_overhead_cycles", 0, 0, 600, "cycles", "chip.exchange_phase_overhead_cycles", CHIPS,
+     "poplibs' exchange estimators (popops/poplin ExchangeEstimator::getCycles) and poplin ConvModel charge no "
+     "fixed cost; popnn CTCLossPlan's fixedOverheadExchangeCycles = 100 is covered by the 98-cycle latency; "
+     "high end: Target::getGlobalSyncCycles (600), the value used before issue 24", domain=(0, 1e6))
+_add("host_latency_s", 1.5e-6, 0.5e-6, 5e-6, "s", "chip.host_latency_s", CHIPS,
+     "stream setup inside a step: low, one posted PCIe write and a DMA descriptor (~0.5 us); high, a host "
+     "round trip with a sync (~5 us, below TRACKR's 192 us per-run launch, which is not per stream)", domain=(0, 1e-3))
+_add("link_latency_s", 1e-6, 0.5e-6, 7.7e-6, "s", "chip.link_latency_s", CHIPS,
+     "one-way IPU-Link latency: low, a SerDes hop (~0.5 us); high, CIT's 4-7.7x higher latency under congestion "
+     "x 1 us", domain=(0, 1e-3))
+_add("run_launch_s", 192e-6, 50e-6, 192e-6, "s", "chip.run_launch_s", ("ipu-mk2", "bow"),
+     "MK2/Bow: MK1's TRACKR intercept (192 us), an upper bound (it holds per-vertex work too); low: a PCIe "
+     "doorbell and two host syncs (tens of us)", domain=(0, 1.0))
+_add("mk1_exchange_latency_cycles", 98, 90, 98, "cycles", "chip.exchange_latency_cycles", ("ipu-mk1",),
+     "MK1: the C600 figure 52 + 2 x 23 rows; with MK1's 19 rows of 64 tiles it would be 52 + 2 x 19 = 90",
+     domain=(0, 1e5))
+_add("mk1_sync_cycles", 126, 105, 150, "cycles", "chip.sync_cycles", ("ipu-mk1",),
+     "MK1: the C600 on-chip sync (126); no MK1 figure; +-20 % for a die of the same span (825 vs 823 mm2)",
+     domain=(0, 1e5))
+_add("mk1_global_sync_cycles", 600, 400, 800, "cycles", "chip.global_sync_cycles", ("ipu-mk1",),
+     "MK1: the C600 global sync (600); no MK1 figure; +-1/3 for older links and a different card topology",
+     domain=(0, 1e6))
+_add("mk1_exchange_broadcast_bytes_per_cycle", 8, 4, 8, "B/cycle", "chip.exchange_broadcast_bytes_per_cycle",
+     ("ipu-mk1",), "MK1: supertiles exist (IPUM, POPLIBS), 8 B/cycle assumed as on MK2; low: no pair benefit "
+     "(the 4 B/cycle receive rate)", domain=(4, 64))
+# ---- codelets (module constants the estimators read through value()) -----------------------------
+_add("surrogate_arithmetic_instructions", 505, 250, 760, "instructions per listed id",
+     "codelet.surrogate_arithmetic_instructions", CHIPS,
+     "the published B4 vertex's surrogate in soft-float double (kernels/graphcore_snn.py SOFT_F64_*: compiler-rt's "
+     "generic C, 505); low: hand-written soft-float assembly (libgcc's ieee754-df.S style) runs about half the "
+     "generic C path; high: 1.5x for the special-case checks, spills and call overhead on the path. 4 = the "
+     "float path (SURROGATE_FLOAT)", domain=(4, 1e5), codelets=("gsnn.state_out_grad",))
+# ---- GPU (GpuSpec fields) ------------------------------------------------------------------------
+_add("gpu_gemm_floor_s", 7e-6, 7e-6, 20e-6, "s", "gpu.gemm_floor_s", GPUS,
+     "HW: small GEMMs take 7-20 us whatever their size (CUTLASS on T4, DeepGEMM on H800); 7 us is the low end",
+     domain=(0, 1e-3))
+_add("gpu_vector_floor_s", 2e-6, 1e-6, 7e-6, "s", "gpu.vector_floor_s", GPUS,
+     "no source: below the GEMM floor (no tiling prologue); low, an empty kernel's execution (~1 us); high, "
+     "the GEMM floor", domain=(0, 1e-3))
+_add("gpu_launch_overhead_s", 4e-6, 2.6e-6, 6.5e-6, "s", "gpu.launch_overhead_s", GPUS,
+     "HW: 2.6-2.8 us for an asynchronous enqueue, 4-6.5 us for launch plus sync; no single authoritative figure",
+     domain=(0, 1e-3))
+_add("gpu_matrix_efficiency_scale", 1.0, 0.82, 1.0, "x the curve", "gpu.matrix_efficiency_scale", GPUS,
+     "CALC's A100 curve (0.95 at large GEMMs) applied to every GPU; CUTLASS/cuBLAS reach 77-80 % of the A100 "
+     "FP16 peak (HW), 0.82 x 0.95; the scale multiplies every point of the curve", domain=(0.01, 1.0))
+
+
+# ---- pinning --------------------------------------------------------------------------------------
+def get(name: str) -> Assumption:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"--assume {name}: no assumption of that name." + (did_you_mean(name, REGISTRY) or
+                          f" Named assumptions: {', '.join(REGISTRY)}") + " (docs/cost-model.md, 'Named assumptions')") \
+            from None
+
+
+def check(values: dict | None) -> dict:
+    """``{name: float}`` of ``--assume`` pairs, each name known and each value in its entry's domain."""
+    out = {}
+    for name, v in (values or {}).items():
+        a = get(name)
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise ConfigError(f"--assume {name}={v!r}: not a number; give {a.unit}, e.g. {name}={a.high:g}") from None
+        lo, hi = a.domain
+        if not lo <= x <= hi:
+            raise ConfigError(f"--assume {name}={v}: outside {lo:g}-{hi:g} {a.unit} (plausible: {a.low:g}-{a.high:g}); "
+                              f"give a value in that domain")
+        out[name] = x
+    return out
+
+
+def value(name: str) -> float:
+    """The value a cost estimator uses: pinned, else the entry's."""
+    return _PINNED.get(name, REGISTRY[name].value)
+
+
+def pinned_key() -> tuple:
+    """What is pinned now (part of cost caches' keys)."""
+    return tuple(sorted(_PINNED.items()))
+
+
+@contextlib.contextmanager
+def pinned(values: dict | None):
+    """Hold the codelet assumptions ``values`` (``{name: value}``) for the duration."""
+    values = check(values)
+    old = dict(_PINNED)
+    _PINNED.update(values)
+    try:
+        yield
+    finally:
+        _PINNED.clear()
+        _PINNED.update(old)
+
+
+def touched_codelets() -> frozenset:
+    """The codelets whose cost reads an assumption (what a run records for its band)."""
+    return frozenset(c for a in REGISTRY.values() for c in a.codelets)
+
+
+def for_preset(kind: str, preset: str) -> list[Assumption]:
+    """The entries that apply to a chip (kind "chip": chip fields and codelets) or a GPU preset."""
+    kinds = ("chip", "codelet") if kind == "chip" else (kind,)
+    return [a for a in REGISTRY.values() if a.kind in kinds and a.applies(preset)]
+
+
+def spec_overrides(kind: str, preset: str, values: dict) -> dict:
+    """``{field: value}`` that sets the ``kind`` ("chip" or "gpu") entries of ``values`` on a spec."""
+    out = {}
+    for name, v in values.items():
+        a = REGISTRY[name]
+        if a.kind == kind and a.applies(preset):
+            out[a.field] = int(v) if a.field.endswith("_cycles") and float(v).is_integer() else v
+    return out
+
+
+def markdown_table() -> str:
+    """docs/cost-model.md's table of named assumptions (a test checks the page against it)."""
+    lines = ["| name | value | low | high | unit | sets | presets | reasoning / source of the range |",
+             "|---|---|---|---|---|---|---|---|"]
+    for a in REGISTRY.values():
+        presets = "all" if a.presets in (CHIPS, GPUS) else ", ".join(a.presets)
+        lines.append(f"| `{a.name}` | {a.value:g} | {a.low:g} | {a.high:g} | {a.unit} | `{a.target}` | {presets} | "
+                     f"{a.reasoning} |")
+    return "\n".join(lines)

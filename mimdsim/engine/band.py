@@ -1,0 +1,185 @@
+"""Bands: a run's time when its named assumptions move over their ranges, from a few re-costs.
+
+A run records the works of the supersteps whose codelets read an assumption
+(:func:`mimdsim.assumptions.value`); nothing else is kept. Under a set of assumption values the
+total is the run's total plus two exact deltas:
+
+* chip fields (exchange, sync, link, host, launch constants): every superstep's exchange, sync
+  and host cycles depend on the spec only, so they are re-costed per distinct superstep and
+  multiplied by its execution count (a field that only adds a constant per exchange phase, sync or
+  launch is ``(value - used) x events``, with no re-cost at all);
+* codelet constants: the recorded supersteps' compute is re-costed from the recorded works
+  (max over tiles per iteration, as the engine charges it).
+
+Compute, exchange, sync and host of a superstep add, so the two deltas add exactly. No numerics
+run again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import assumptions as A
+from ..program import Launch, Loop
+from .fabric import exchange_phase, sync_cost
+
+# chip fields charged as a constant per event: (value - used) x count, no re-cost
+_PER_PHASE = ("exchange_phase_overhead_cycles", "exchange_latency_cycles")
+_PER_SYNC = {"sync_cycles": "chip", "global_sync_cycles": "global"}
+
+
+def _phases(step) -> int:
+    """Exchange phases a superstep's exchange pays latency and overhead for (into the tiles, to the host)."""
+    into = out = False
+    for t in step.exchange:
+        moved = bool(np.any(t.src != t.dst))
+        if np.any(t.dst < 0):
+            out = out or moved
+        else:
+            into = into or moved
+    return int(into) + int(out)
+
+
+class Recoster:
+    """Total cycles of a recorded run under other assumption values (``total_cycles(values)``)."""
+
+    def __init__(self, program, total_cycles: float, recorded: list):
+        self.program, self.system, self.base = program, program.system, float(total_cycles)
+        self.recorded = recorded  # (superstep, works, iterations, times) whose compute reads an assumption
+        counts: dict = {}
+        for item in program.schedule:
+            for s in (item.body if isinstance(item, Loop) else (item,)):
+                n = item.count if isinstance(item, Loop) else 1
+                counts[id(s)] = (s, counts.get(id(s), (s, 0))[1] + n)
+        self.events = list(counts.values())
+        self.phases = sum(n * _phases(s) for s, n in self.events if not isinstance(s, Launch))
+        self.syncs = {k: sum(n for s, n in self.events if not isinstance(s, Launch) and s.sync == k)
+                      for k in ("chip", "global")}
+        self.launches = sum(n for s, n in self.events if isinstance(s, Launch))
+        self._base: dict = {}  # a superstep's exchange and host cycles on the run's system
+        self._compute0 = self._compute() if recorded else 0.0
+
+    def _compute(self) -> float:
+        from .run import _Costs  # the engine's own compute rule, on fresh caches
+
+        costs = _Costs.__new__(_Costs)
+        costs.tile, costs.static, costs.layouts, costs.touched = self._tile(), {}, {}, frozenset()
+        total = 0.0
+        for step, works, iterations, times in self.recorded:
+            _, local = costs.compute(step, works, iterations)
+            if local.size and step.compute:  # as the engine charges it: the slowest tile, per execution
+                total += float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * (iterations or times)
+        return total
+
+    def _tile(self):
+        from ..kernels.tile import Tile
+        return Tile.of(self.system.chip, self.program.meta.precision)
+
+    def _fabric_delta(self, fields: dict) -> float:
+        """Exchange and host cycles added when the chip fields ``fields`` (inside the fabric's max()) change:
+        only the supersteps those fields can reach are re-costed (host fields: steps with host streams;
+        link fields: none on one chip)."""
+        host = any(f.startswith("host_") for f in fields)
+        link = any(f.startswith("link_") for f in fields)
+        if all(f.startswith("link_") for f in fields) and self.system.chips == 1:
+            return 0.0
+        other = type(self.system)(chip=self.system.chip.replace(**fields), chips=self.system.chips)
+        delta = 0.0
+        for s, n in self.events:
+            if isinstance(s, Launch) or not s.exchange:
+                continue
+            if host and not link and len(fields) == sum(f.startswith("host_") for f in fields) and \
+                    not any(np.any(t.src < 0) or np.any(t.dst < 0) for t in s.exchange):
+                continue
+            base = self._base.get(id(s))
+            if base is None:
+                base = self._base[id(s)] = sum(exchange_phase(s.exchange, self.system))
+            delta += n * (sum(exchange_phase(s.exchange, other)) - base)
+        return delta
+
+    def total_cycles(self, values: dict) -> float:
+        chip = self.system.chip
+        fields = A.spec_overrides("chip", chip.name, values)
+        delta = 0.0
+        rest = {}
+        for f, v in fields.items():
+            if f in _PER_PHASE:
+                delta += (v - getattr(chip, f)) * self.phases
+            elif f in _PER_SYNC:
+                delta += (v - getattr(chip, f)) * self.syncs[_PER_SYNC[f]]
+            elif f == "run_launch_s":
+                delta += (v - chip.run_launch_s) * chip.clock_hz * self.launches
+            else:
+                rest[f] = v
+        if rest:  # fields inside the fabric's max(): re-cost the supersteps they reach
+            delta += self._fabric_delta(rest)
+        codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet"}
+        if codelets and self.recorded:
+            with A.pinned(codelets):
+                delta += self._compute() - self._compute0
+        return self.base + delta
+
+
+def drivers_of(kind: str, spec, fixed: dict) -> list:
+    """The assumptions that apply to ``spec`` (a chip or GPU spec) and are not pinned: an
+    assumption is pinned by ``--assume`` (``fixed``) or by a spec field set away from its value."""
+    out = []
+    for a in A.for_preset(kind, spec.name):
+        if a.name in fixed:
+            continue
+        if a.kind in ("chip", "gpu") and hasattr(spec, a.field) and float(getattr(spec, a.field)) != a.value:
+            continue  # --set FIELD=...: the user's value, held
+        out.append(a)
+    return out
+
+
+def band(evaluate, drivers: list, batch_size: int, base_seconds: float) -> dict:
+    """The uncertainty section: corners and each driver's one-at-a-time swing (top first).
+
+    ``evaluate(values) -> seconds`` re-costs the run with ``{name: value}`` moved."""
+    rows, low_corner, high_corner = [], {}, {}
+    for a in drivers:
+        at_low, at_high = evaluate({a.name: a.low}), evaluate({a.name: a.high})
+        lo_end, hi_end = (a.low, a.high) if at_low <= at_high else (a.high, a.low)
+        low_corner[a.name], high_corner[a.name] = lo_end, hi_end
+        rows.append({"name": a.name, "value": a.value, "range": [a.low, a.high], "unit": a.unit,
+                     "seconds_per_step": [min(at_low, at_high), max(at_low, at_high)],
+                     "at_low": at_low, "at_high": at_high})
+    rows.sort(key=lambda r: -(r["seconds_per_step"][1] - r["seconds_per_step"][0]))
+    lo = evaluate(low_corner) if drivers else base_seconds
+    hi = evaluate(high_corner) if drivers else base_seconds
+    lo, hi = min(lo, base_seconds), max(hi, base_seconds)
+    return {"seconds_per_step": [lo, hi], "samples_per_second": [batch_size / hi, batch_size / lo],
+            "assumptions": len(drivers), "drivers": rows}
+
+
+def chip_band(program, report, recorded: list, fixed: dict) -> dict:
+    """The band of a MIMD run (``report``) whose touched supersteps were ``recorded``."""
+    rc = Recoster(program, report.total_cycles, recorded)
+    clock = program.system.chip.clock_hz
+    out = band(lambda v: rc.total_cycles(v) / clock, drivers_of("chip", program.system.chip, fixed),
+               report.batch_size, report.seconds_per_step)
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind in ("chip", "codelet")}
+    if pinned:
+        out["pinned"] = pinned
+    return out
+
+
+def gpu_spec_with(spec, values: dict):
+    """``spec`` (a GpuSpec) with the GPU assumptions of ``values`` set; the efficiency scale
+    multiplies every point of the matrix efficiency curve (capped at 1)."""
+    fields = A.spec_overrides("gpu", spec.name, values)
+    scale = fields.pop("matrix_efficiency_scale", None)
+    if scale is not None:
+        fields["matrix_efficiency"] = tuple((t, min(1.0, e * scale)) for t, e in spec.matrix_efficiency)
+    return spec.replace(**fields) if fields else spec
+
+
+def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float) -> dict:
+    """The band of a GPU column: ``estimate(spec) -> Report`` re-run (analytical, about a millisecond)
+    with each GPU assumption moved."""
+    out = band(lambda v: estimate(gpu_spec_with(spec, v)).seconds_per_step, drivers_of("gpu", spec, fixed),
+               batch_size, base_seconds)
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "gpu"}
+    if pinned:
+        out["pinned"] = pinned
+    return out

@@ -1,0 +1,202 @@
+"""Named assumptions and bands: the registry is the docs' table and the specs' values; every driver
+moves the time the way its meaning says, the re-costed band equals a full re-run, the corners
+bracket every one-at-a-time result; --assume on the command line, in files and as a sweep axis."""
+import json
+import pathlib
+import re
+
+import pytest
+
+from mimdsim import assumptions as A
+from mimdsim.arch import chip, system
+from mimdsim.arch.gpu import gpu
+from mimdsim.cli import main
+from mimdsim.compare import compare
+from mimdsim.engine.band import Recoster
+from mimdsim.engine.run import run_program
+from mimdsim.errors import ConfigError
+from mimdsim.kernels import graphcore_snn
+from mimdsim.ops import _OneGroup
+from mimdsim.program import Launch, Program, ProgramMeta, Superstep
+from mimdsim.snn import Network
+from mimdsim.workloads.snn.simulate import simulate
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# a small published-op network (fast) and a two-chip one (cross-chip links)
+SMALL = dict(sizes=[200, 64, 64, 4], T=12, B=4)
+FASTER_AT_HIGH = {"mk1_exchange_broadcast_bytes_per_cycle", "gpu_matrix_efficiency_scale"}  # a rate, not a cost
+
+
+def _run(preset="ipu-mk2", chips=1, assume=None, band=True, neurons_per_tile=None):
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    return simulate(net, system(preset, chips=chips), timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05,
+                    assume=assume, band=band, neurons_per_tile=neurons_per_tile).report
+
+
+def test_the_docs_table_is_the_registry():
+    text = (ROOT / "docs/cost-model.md").read_text()
+    start = text.index("<!-- assumptions table: generated from mimdsim/assumptions.py -->")
+    end = text.index("<!-- end of assumptions table -->")
+    assert text[start:end].split("\n", 1)[1].strip() == A.markdown_table()
+
+
+def test_the_specs_and_codelets_use_the_registry_values():
+    for a in A.REGISTRY.values():
+        for p in a.presets:
+            if a.kind == "chip":
+                assert float(getattr(chip(p), a.field)) == a.value, (a.name, p)
+            elif a.kind == "gpu" and a.field != "matrix_efficiency_scale":
+                assert float(getattr(gpu(p), a.field)) == a.value, (a.name, p)
+    assert A.REGISTRY["surrogate_arithmetic_instructions"].value == graphcore_snn.SURROGATE_SOFT_DOUBLE == 505
+    # 14 listed ids, hand: SOG_SETUP 10 + 14 x (SOG_PER_ID 14 + 505) = 7,276; pinned to the float path 4: 262
+    assert graphcore_snn.state_out_grad_instructions(14) == 7276
+    with A.pinned({"surrogate_arithmetic_instructions": 4}):
+        assert graphcore_snn.state_out_grad_instructions(14) == 262 == \
+            graphcore_snn.state_out_grad_instructions(14, surrogate="float")
+    assert graphcore_snn.state_out_grad_instructions(14) == 7276  # unpinned on leaving
+
+
+@pytest.mark.parametrize("preset,chips", [("ipu-mk2", 1), ("ipu-mk2", 2), ("ipu-mk1", 2)])
+def test_each_driver_moves_the_time_its_way_and_equals_a_full_rerun(preset, chips):
+    report = _run(preset, chips, neurons_per_tile=8 if chips == 2 else None)
+    u = report.uncertainty
+    names = {d["name"] for d in u["drivers"]}
+    assert names == {a.name for a in A.for_preset("chip", preset)}
+    moved = 0
+    for d in u["drivers"]:
+        lo_t, hi_t = d["at_low"], d["at_high"]
+        if d["name"] in FASTER_AT_HIGH:
+            assert hi_t <= lo_t, d
+        else:
+            assert lo_t <= hi_t, d
+        moved += hi_t != lo_t
+        for end, got in zip(d["range"], (lo_t, hi_t)):  # the band's re-cost is exact
+            full = _run(preset, chips, assume={d["name"]: end}, band=False,
+                        neurons_per_tile=8 if chips == 2 else None).seconds_per_step
+            assert got == pytest.approx(full, rel=1e-12, abs=0), (d["name"], end)
+        # the corners bracket every one-at-a-time result and the point estimate
+        assert u["seconds_per_step"][0] <= min(lo_t, hi_t) <= report.seconds_per_step <= max(lo_t, hi_t) \
+            <= u["seconds_per_step"][1]
+    assert moved >= 3
+    lo, hi = u["seconds_per_step"]
+    assert u["samples_per_second"] == [SMALL["B"] / hi, SMALL["B"] / lo]
+    swings = [d["seconds_per_step"][1] - d["seconds_per_step"][0] for d in u["drivers"]]
+    assert swings == sorted(swings, reverse=True)  # a tornado: top drivers first
+
+
+def test_additive_constants_move_the_time_by_value_times_events():
+    """exchange_phase_overhead_cycles adds (600 - 0) cycles per exchange phase: counted by hand from the
+    report (every superstep whose exchange is non-zero has one phase into the tiles; io.inputs has one)."""
+    r = _run()
+    phases = sum(s["count"] for s in r.steps.values() if s["exchange"] > 0 or s["host"] > 0)
+    d = next(d for d in r.uncertainty["drivers"] if d["name"] == "exchange_phase_overhead_cycles")
+    assert (d["at_high"] - d["at_low"]) * r.clock_hz == pytest.approx(600 * phases, rel=1e-9)
+
+
+def test_run_launch_is_charged_per_launch():
+    sysm = system("ipu-mk2")
+    prog = Program(system=sysm, mapping=_OneGroup(), timesteps=1, batch_size=1, tensors=[],
+                   schedule=[Launch(), Superstep("sync", "forward", (), (), "chip"), Launch()],
+                   meta=ProgramMeta(model="launch", workload="op"))
+    rep = run_program(prog, record=[])
+    rc = Recoster(prog, rep.total_cycles, [])
+    clock = sysm.chip.clock_hz
+    assert rep.total_cycles == pytest.approx(2 * 192e-6 * clock + 126)
+    assert rc.total_cycles({"run_launch_s": 50e-6}) == pytest.approx(2 * 50e-6 * clock + 126)
+
+
+def test_pinning_holds_an_assumption_and_set_fields_count_as_pinned():
+    r = _run(assume={"surrogate_arithmetic_instructions": 4})
+    base = _run()
+    assert r.seconds_per_step < base.seconds_per_step
+    assert r.uncertainty["pinned"] == {"surrogate_arithmetic_instructions": 4.0}
+    assert "surrogate_arithmetic_instructions" not in {d["name"] for d in r.uncertainty["drivers"]}
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    held = simulate(net, chip("ipu-mk2", exchange_phase_overhead_cycles=300), timesteps=SMALL["T"],
+                    batch_size=SMALL["B"], activity=0.05).report
+    assert "exchange_phase_overhead_cycles" not in {d["name"] for d in held.uncertainty["drivers"]}
+    same = _run(assume={"exchange_phase_overhead_cycles": 300}, band=False)
+    assert held.seconds_per_step == same.seconds_per_step
+
+
+def _exit(argv) -> int:
+    try:
+        return main(argv)
+    except SystemExit as e:  # argparse's own exit
+        return e.code
+
+
+def test_bad_names_and_values_are_clear_errors(capsys):
+    assert _exit(["simulate", "--assume", "exchange_overhead=600"]) != 0
+    assert "Did you mean 'exchange_phase_overhead_cycles'" in capsys.readouterr().err
+    assert _exit(["simulate", "--assume", "host_latency_s"]) != 0
+    assert "--assume takes NAME=VALUE" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="Did you mean 'surrogate_arithmetic_instructions'"):
+        A.check({"surrogate_arithmetic": 4})
+    with pytest.raises(ConfigError, match=r"outside 4-100000"):
+        A.check({"surrogate_arithmetic_instructions": 1})
+    with pytest.raises(ConfigError, match="not a number"):
+        A.check({"host_latency_s": "fast"})
+
+
+def test_compare_bands_every_column_with_the_gpus_assumptions():
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    c = compare(net, "ipu-mk2", "a100-40gb", timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05,
+                strategies=("compiled", "eager", "fused"))
+    d = c.to_dict()
+    assert set(d["uncertainty"]["speedup"]) == {"compiled", "eager", "fused"}
+    for k, (lo, hi) in c.speedup_band.items():
+        g = c.gpu[k].uncertainty
+        assert {x["name"] for x in g["drivers"]} == {a.name for a in A.for_preset("gpu", "a100-40gb")}
+        for x in g["drivers"]:  # floors and launches cost time; a higher efficiency saves it
+            assert (x["at_high"] <= x["at_low"]) if x["name"] in FASTER_AT_HIGH else (x["at_low"] <= x["at_high"])
+        m = c.mimd.uncertainty["samples_per_second"]
+        assert lo == pytest.approx(m[0] / g["samples_per_second"][1]) and hi == pytest.approx(m[1] / g["samples_per_second"][0])
+        assert lo <= c.speedup[k] <= hi
+    pinned = compare(net, "ipu-mk2", "a100-40gb", timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05,
+                     strategies=("eager",), assume={"gpu_launch_overhead_s": 6.5e-6})
+    slow = next(x for x in c.gpu["eager"].uncertainty["drivers"] if x["name"] == "gpu_launch_overhead_s")["at_high"]
+    assert pinned.gpu["eager"].seconds_per_step == pytest.approx(slow)
+    assert pinned.gpu["eager"].uncertainty["pinned"] == {"gpu_launch_overhead_s": 6.5e-6}
+
+
+def test_assume_on_the_command_line_in_a_file_and_as_a_sweep_axis(tmp_path, capsys):
+    flags = ["--layers", "200,64,64,4", "--timesteps", "12", "--batch", "4", "--max-activity", "0.1",
+             "--quiet"]
+    out = tmp_path / "a.json"
+    assert main(["simulate", *flags, "--assume", "surrogate_arithmetic_instructions=4", "--assumptions",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "band " in text and "pinned: surrogate_arithmetic_instructions=4" in text and "all at once" in text
+    cli = json.loads(out.read_text())
+    assert set(cli["uncertainty"]) >= {"seconds_per_step", "samples_per_second", "drivers"}
+    toml = tmp_path / "e.toml"
+    toml.write_text('[model]\nlayers = [200, 64, 64, 4]\ntimesteps = 12\nbatch = 4\nmax_activity = 0.1\n'
+                    '[assume]\nsurrogate_arithmetic_instructions = 4\n[output]\njson = "f.json"\nquiet = true\n')
+    assert main(["run", str(toml)]) == 0
+    assert json.loads((tmp_path / "f.json").read_text())["seconds_per_step"] == cli["seconds_per_step"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text(toml.read_text().replace("surrogate_arithmetic_instructions", "surrogate_arith"))
+    capsys.readouterr()
+    assert main(["run", str(bad)]) != 0
+    assert re.search(r"bad.toml:7: \[assume\] --assume surrogate_arith: .*Did you mean 'surrogate_arithmetic_instructions'",
+                     capsys.readouterr().err)
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(toml.read_text().replace('[output]\njson = "f.json"\nquiet = true\n', "")
+                     .replace("[assume]\nsurrogate_arithmetic_instructions = 4\n", "")
+                     + '[sweep]\nresults = "r.jsonl"\n[sweep.axes]\n"assume.surrogate_arithmetic_instructions" = [4, 505]\n')
+    assert main(["sweep", str(sweep)]) == 0
+    recs = {r["params"]["assume.surrogate_arithmetic_instructions"]: r
+            for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
+    assert recs[4]["seconds_per_step"] == cli["seconds_per_step"] < recs[505]["seconds_per_step"]
+    assert recs[505]["uncertainty"]["seconds_per_step"][0] < recs[505]["seconds_per_step"]
+    sweep.write_text(sweep.read_text().replace("[4, 505]", "[4, -1]"))
+    assert main(["sweep", str(sweep)]) != 0
+    assert re.search(r"axis 'assume.surrogate_arithmetic_instructions'.*=-1: outside 4-100000", capsys.readouterr().err)
+
+
+def test_validate_says_whether_each_point_is_inside_its_band():
+    from mimdsim.validation import Point
+    assert Point("p", 8.0, 6.0, "ms/step", 8 / 6, band=[5.5, 9.0]).inside is True
+    assert Point("p", 8.0, 4.0, "ms/step", 2.0, band=[5.5, 9.0]).to_dict()["inside_band"] is False
+    assert Point("p", 8.0, 4.0, "ms/step", 2.0).inside is None
