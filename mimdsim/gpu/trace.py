@@ -19,6 +19,9 @@ Rules (each decided at dispatch, from the framework's own state, not from op nam
   inside ``Optimizer.step``, ops whose tensors are all 0-dim: torch.optim keeps ``state["step"]`` on
   the CPU unless ``capturable`` or ``fused`` (its ``_get_value`` reads it with ``.item()``), so that
   arithmetic and that ``.item()`` run on the host, without a kernel or a sync.
+* **meta device**: a step built on PyTorch's ``meta`` device dispatches the same ops with shapes only
+  and computes nothing; its ``.item()`` (``_local_scalar_dense``) is recorded as a sync and answers 0, so
+  a step whose control flow reads a tensor's value must be traced on the CPU.
 * **host synchronisation**: ``aten._local_scalar_dense`` (``.item()``, ``bool(t)``, ``if t:``,
   ``int(t)``), ``aten.nonzero`` (the host needs the count: also boolean indexing, ``masked_select``),
   and ``Tensor.cpu()`` / ``.numpy()`` / ``.tolist()`` (a copy to the host). On a CPU trace every tensor
@@ -157,6 +160,11 @@ def _shapes(torch, values, out):
     return out
 
 
+def _meta_scalar(torch, t):
+    """What ``.item()`` of a meta tensor answers: a zero of its kind (a meta tensor has no value)."""
+    return False if t.dtype == torch.bool else (0.0 if t.dtype.is_floating_point else 0)
+
+
 def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 0, model: str | None = None) -> Trace:
     """Run ``step()`` ``warmup`` times untraced (optimizer state, lazy module state), then once traced.
 
@@ -175,8 +183,15 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    class MetaScalars(TorchDispatchMode):  # the untraced warm-up: only a meta tensor's .item() answered
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.__name__.startswith("_local_scalar_dense") and args[0].is_meta:
+                return _meta_scalar(torch, args[0])
+            return func(*args, **(kwargs or {}))
+
     for _ in range(warmup):
-        step()
+        with MetaScalars():
+            step()
     table: list = []
     index: dict = {}
     seq: list = []
@@ -220,8 +235,11 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     class Ops(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            out = func(*args, **kwargs)
             name = func.__name__.split(".")[0]
+            if name == "_local_scalar_dense" and args[0].is_meta:  # a meta tensor has no value: 0, still a sync
+                record(name, _shape_key(args[0]), (), True, "item", phase_now())
+                return _meta_scalar(torch, args[0])
+            out = func(*args, **kwargs)
             phase = phase_now()
             inputs = tuple(_shapes(torch, args, []) + _shapes(torch, kwargs.values(), []))
             outputs = tuple(_shapes(torch, (out,), []))
@@ -252,7 +270,7 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     if back.size:  # after the last backward pass: the update (zero_grad, a hand-written update, .item())
         tail = phase[back[-1] + 1:]
         tail[tail == 0] = 3
-    versions = {"torch": torch.__version__}
+    versions = {"torch": str(torch.__version__)}  # a str: TorchVersion would pickle a torch import
     for lib in LIBRARIES:
         mod = sys.modules.get(lib)
         if mod is not None and getattr(mod, "__version__", None):

@@ -95,6 +95,12 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
     """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
     ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
     phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction."""
+    return costed_trace(trace, gpu, framework=framework, precision=precision)[0]
+
+
+def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
+                 precision: str | None = None):
+    """:func:`estimate_trace`'s Report and the kernel of every device op (for energy and callers)."""
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     fw = framework_spec(framework)
     if precision is None:
@@ -137,7 +143,7 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
                    summary["host_syncs_by_phase"], "backward_passes": summary["backward_passes"],
                    "optimizer_calls": summary["optimizer_calls"], "host_bound_fraction": host_bound,
                    "bound": bound, "traced": dict(trace.versions)},
-        notes=notes)
+        notes=notes), kernel_list
 
 
 def _add_call_costs(trace: Trace, dev_mask: np.ndarray, host: np.ndarray, fw: FrameworkSpec) -> None:

@@ -161,12 +161,14 @@ GPU_KINDS = ("compute", "launch")
 
 def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy: str = "fused",
              precision: str | None = None, activity=None, input_activity=None, optimizer: str = "adam",
-             check_memory: bool = True) -> Report:
+             check_memory: bool = True, eager_source: str | None = None) -> Report:
     """One training step of ``net`` on a GPU under a named execution strategy.
 
     ``activity`` (spike fraction per neuron layer, one number or a list) and
     ``input_activity`` matter only to the ``sparse`` strategy. Dense strategies do the
-    same work whatever the activity.
+    same work whatever the activity. ``eager_source`` (the ``eager`` strategy only): "trace"
+    (the real snnTorch step traced, the default where torch and snnTorch are installed) or
+    "census" (the hand census of snnTorch 1.0, the default without them); ``eager_trace.py``.
     """
     from ....gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, default_precision
 
@@ -202,6 +204,10 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
             + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
 
     if strategy == "eager":
+        from . import eager_trace
+        if eager_trace.source(eager_source) == "trace":
+            return _eager_trace_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer,
+                                       memory, used)
         return _eager_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer, e, memory,
                              used)
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
@@ -281,8 +287,30 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used)
         timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": "eager", "framework": fw.name, "precision": precision, "optimizer": optimizer,
-                   "kernel_launches": launches, "bound": bound},
-        notes=notes, activity=kernel_activity([op.kernel for op in ops], precision),
+                   "kernel_launches": launches, "bound": bound, "eager_source": "census"},
+        notes=notes + ["eager op stream: the hand census of snnTorch 1.0 (eager.py; torch and snnTorch not "
+                       "traced: pip install \"mimdsim[torch]\" to trace the installed versions)"],
+        activity=kernel_activity([op.kernel for op in ops], precision),
     )
     report.energy = gpu_energy(report, spec)
     return report
+
+
+def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, used) -> Report:
+    """The ``eager`` strategy from a trace of the real snnTorch step on the installed versions
+    (:mod:`.eager_trace`), costed by :func:`mimdsim.gpu.trace_cost.costed_trace`."""
+    from ....gpu.trace_cost import costed_trace
+    from . import eager_trace
+
+    trace = eager_trace.step_trace(net, T, B, optimizer)
+    r, kernels = costed_trace(trace, spec, precision=precision)
+    traced = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
+    r.model, r.mode, r.batch_size, r.timesteps = describe_sizes(sizes), f"eager {precision}", B, T
+    r.memory = {"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory}
+    r.placement = {"strategy": "eager", **{k: v for k, v in r.placement.items() if k != "strategy"},
+                   "optimizer": optimizer, "eager_source": "trace"}
+    r.notes = [f"strategy eager: the snnTorch training step traced ({traced}; the real modules on the meta "
+               f"device, eager_trace.py), precision {precision}"] + r.notes
+    r.activity = kernel_activity(kernels, precision)
+    r.energy = gpu_energy(r, spec)
+    return r

@@ -1,0 +1,77 @@
+"""compare's eager column from a trace of the real snnTorch step (mimdsim/workloads/snn/baselines/eager_trace.py,
+snntorch_step.py), the hand census as the named fallback without torch, and the trace cache."""
+import pytest
+
+import mimdsim
+from mimdsim.errors import ConfigError
+from mimdsim.snn.zoo import ZOO
+from mimdsim.workloads.snn.baselines import eager, eager_trace
+from mimdsim.workloads.snn.baselines.gpu import estimate
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("snntorch")
+
+
+@pytest.mark.parametrize("model", sorted(ZOO))
+def test_every_zoo_model_traced_has_the_census_device_ops(model):
+    """The snnTorch module built for each zoo neuron dispatches the device ops the hand census counts for it
+    (tests/test_gpu_eager.py checks the census against snnTorch written out by hand)."""
+    sizes, T, B = [12, 10, 6], 5, 4
+    net = mimdsim.Network.build(sizes, ZOO[model], bias=True, loss="ce_count", seed=0)
+    tr = eager_trace.step_trace(net, T, B)
+    census = sum(op.kernel.count for op in eager.step_ops(sizes, T, B, e=4, specs=net.specs, bias=[True, True]))
+    s = tr.summary()
+    assert s["device_ops"] == census
+    assert s["host_syncs_by_phase"] == {"forward": 0, "backward": 0, "optimizer": 0, "update": 1}  # loss.item()
+    assert s["device_ops_by_phase"]["optimizer"] == eager.OPTIMIZER_LAUNCHES["adam"]
+
+
+def test_the_meta_device_trace_is_the_cpu_trace():
+    """Built on the meta device the step dispatches the ops, shapes and phases it dispatches on the CPU."""
+    from mimdsim.workloads.snn.baselines.snntorch_step import training_step
+
+    net = mimdsim.Network.build([12, 10, 6], ZOO["synaptic"], bias=True, seed=0)
+    ops = [[(op.name, op.inputs, op.outputs, op.device, op.sync, p) for op, p in
+            mimdsim.trace_torch(training_step(net, 4, 3, device=d)).ops()] for d in ("cpu", "meta")]
+    assert len(ops[0]) > 300 and ops[0] == ops[1]
+
+
+def test_compare_names_the_traced_versions_and_the_census_is_the_fallback(monkeypatch):
+    net = mimdsim.Network.feedforward([40, 30, 10], max_activity=0.2)
+    c = mimdsim.compare(net, timesteps=6, batch_size=4, strategies=["eager"], activity=0.1)
+    r = c.gpu["eager"]
+    assert r.placement["eager_source"] == "trace" and r.placement["traced"]["snntorch"] == eager_trace.versions()[
+        "snntorch"]
+    assert "eager: the op stream of snnTorch's training step, traced (torch " in c.format()
+    # the published LIF as snnTorch's Leaky (reset to zero): its device ops are the census's for that reset
+    census = estimate(net, "a100-40gb", timesteps=6, batch_size=4, strategy="eager", eager_source="census")
+    assert census.placement["eager_source"] == "census"
+    # without torch or snnTorch the census is used, and compare says so
+    monkeypatch.setattr(eager_trace, "versions", lambda: None)
+    fallback = mimdsim.compare(net, timesteps=6, batch_size=4, strategies=["eager"], activity=0.1)
+    assert fallback.gpu["eager"].placement["eager_source"] == "census"
+    assert fallback.gpu["eager"].seconds_per_step == census.seconds_per_step
+    assert "the hand census of snnTorch 1.0's ops (torch or snnTorch not installed" in fallback.format()
+    with pytest.raises(ConfigError, match=r'pip install "mimdsim\[torch\]", or eager_source="census"'):
+        estimate(net, "a100-40gb", timesteps=6, batch_size=4, strategy="eager", eager_source="trace")
+
+
+def test_a_trace_is_cached_per_shape_on_disk(monkeypatch, tmp_path):
+    import mimdsim.gpu.trace as trace_mod
+
+    monkeypatch.setenv("MIMDSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(eager_trace, "_MEMORY", {})
+    net = mimdsim.Network.build([9, 7, 3], "leaky", beta=0.9, seed=0)
+    first = eager_trace.step_trace(net, 3, 2)
+    files = list((tmp_path / "traces").iterdir())
+    assert len(files) == 1 and files[0].name == eager_trace.key(net, 3, 2, "adam") + ".pkl"
+    monkeypatch.setattr(eager_trace, "_MEMORY", {})
+
+    def no_trace(*a, **k):
+        raise AssertionError("traced again although the shape is cached")
+
+    monkeypatch.setattr(trace_mod, "trace_torch", no_trace)
+    again = eager_trace.step_trace(net, 3, 2)
+    assert (again.sequence == first.sequence).all() and again.table == first.table
+    # another shape (T) is another key
+    assert eager_trace.key(net, 4, 2, "adam") != eager_trace.key(net, 3, 2, "adam")
