@@ -6,6 +6,7 @@ over GPU samples/s. The result is a :class:`mimdsim.report.Comparison`.
 """
 from __future__ import annotations
 
+from .arch.gpu import gpu as gpu_spec
 from .errors import ConfigError, OutOfDeviceMemory
 from .report.comparison import Comparison
 from .validate import check_choice
@@ -19,14 +20,16 @@ __all__ = ["compare", "Comparison"]
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
-            **simulate_kw) -> Comparison:
+            gpu_trace=None, **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
     and ``precision`` of the GPU, and optionally a ``systolic`` array (name or SystolicSpec).
     ``chip_precision`` is the chip program's number format (``simulate``'s ``precision``).
     A strategy whose model does not fit the GPU is listed in
-    ``refused`` with the reason instead of a report.
+    ``refused`` with the reason instead of a report. ``gpu_trace`` (a Python file defining ``step()``
+    or ``make_step()``, or a :class:`~mimdsim.gpu.trace.Trace`) adds column ``"trace"``: that
+    PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`).
     """
     if simulate_kw.get("training", True) is not True:
         raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
@@ -47,6 +50,18 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
                                  precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt)
         except OutOfDeviceMemory as e:
             refused[s] = str(e)
+    if gpu_trace is not None:
+        from .energy import gpu_energy, kernel_activity
+        from .gpu.trace import Trace
+        from .gpu.trace_cost import costed_trace
+        from .gpu.trace_file import trace_file
+
+        tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(gpu_trace, batch_size=rep.batch_size,
+                                                                        timesteps=rep.timesteps)
+        r, kernels = costed_trace(tr, gpu, precision=precision)
+        r.activity = kernel_activity(kernels, r.placement["precision"])
+        r.energy = gpu_energy(r, gpu_spec(gpu) if isinstance(gpu, str) else gpu)
+        others["trace"] = r
     if systolic is not None:
         others["systolic"] = systolic_estimate(net, systolic, timesteps=rep.timesteps, batch_size=rep.batch_size,
                                                optimizer=opt)

@@ -75,3 +75,47 @@ def test_a_trace_is_cached_per_shape_on_disk(monkeypatch, tmp_path):
     assert (again.sequence == first.sequence).all() and again.table == first.table
     # another shape (T) is another key
     assert eager_trace.key(net, 4, 2, "adam") != eager_trace.key(net, 3, 2, "adam")
+
+
+def test_compare_gpu_trace_runs_the_example_custom_lif_loop(capsys):
+    """``mimdsim compare --gpu-trace examples/custom_lif_step.py``: the file's step traced and costed on the
+    --gpu as column 'trace'. Its ops counted by hand: 4 Linears forward per step (addmm); backward per step
+    4 weight gradients and 3 input gradients (the first layer's input needs none); one .item()."""
+    from mimdsim.cli import main
+    from mimdsim.gpu.trace_cost import estimate_trace
+    from mimdsim.gpu.trace_file import load_step
+
+    T, L = 100, 4
+    assert main(["compare", "--gpu-trace", "examples/custom_lif_step.py", "--strategy", "fused"]) == 0
+    out = capsys.readouterr().out
+    assert "a100-40gb trace" in out
+    assert "note: trace: custom_lif_step.py traced (torch " in out and "snntorch" not in out.split("note: trace")[1]
+    step, b, t, libs = load_step("examples/custom_lif_step.py")
+    assert (b, t, libs) == (48, 100, set())
+    tr = mimdsim.trace_torch(step, timesteps=t, batch_size=b)
+    fwd = [op.name for op, p in tr.ops() if op.device and p == "forward"]
+    bwd = [op.name for op, p in tr.ops() if op.device and p == "backward"]
+    assert fwd.count("addmm") == L * T and bwd.count("mm") == (L + L - 1) * T
+    assert tr.summary()["host_syncs_by_phase"]["update"] == 1 and tr.summary()["host_syncs"] == 1
+    r = estimate_trace(tr, "a100-40gb")
+    assert f"{r.seconds_per_step:.3e}" in out  # the column is this trace's cost
+
+
+def test_gpu_trace_file_factory_and_errors(tmp_path):
+    from mimdsim.gpu.trace_file import load_step, trace_file
+
+    f = tmp_path / "factory.py"
+    f.write_text("import torch\nBATCH_SIZE = 3\n\ndef make_step():\n    w = torch.ones(4, 2, requires_grad=True)\n"
+                 "    x = torch.ones(3, 4)\n    return lambda: (x @ w).sum().backward()\n")
+    tr = trace_file(str(f))
+    assert tr.batch_size == 3 and [op.name for op, p in tr.ops() if op.device and p == "forward"][0] == "mm"
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(ConfigError, match=r"--gpu-trace .*empty.py defines neither step\(\) nor make_step\(\)"):
+        load_step(str(empty))
+    with pytest.raises(ConfigError, match=r"--gpu-trace file .*missing.py' does not exist"):
+        load_step(str(tmp_path / "missing.py"))
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise ValueError('no data here')\n")
+    with pytest.raises(ConfigError, match=r"running the file raised ValueError: no data here"):
+        load_step(str(bad))

@@ -165,10 +165,13 @@ def _meta_scalar(torch, t):
     return False if t.dtype == torch.bool else (0.0 if t.dtype.is_floating_point else 0)
 
 
-def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 0, model: str | None = None) -> Trace:
+def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 0, model: str | None = None,
+                libraries=None) -> Trace:
     """Run ``step()`` ``warmup`` times untraced (optimizer state, lazy module state), then once traced.
 
-    ``timesteps``, ``batch_size`` and ``model`` only label the report. Returns a :class:`Trace`.
+    ``timesteps``, ``batch_size`` and ``model`` only label the report. ``libraries``: the SNN libraries
+    whose versions the trace names (default: those of :data:`LIBRARIES` imported in this process).
+    Returns a :class:`Trace`.
     """
     import time
 
@@ -271,7 +274,7 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
         tail = phase[back[-1] + 1:]
         tail[tail == 0] = 3
     versions = {"torch": str(torch.__version__)}  # a str: TorchVersion would pickle a torch import
-    for lib in LIBRARIES:
+    for lib in (LIBRARIES if libraries is None else [x for x in LIBRARIES if x in set(libraries)]):
         mod = sys.modules.get(lib)
         if mod is not None and getattr(mod, "__version__", None):
             versions[lib] = str(mod.__version__)

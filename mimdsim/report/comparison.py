@@ -134,6 +134,10 @@ class Comparison(JsonOutput):
                     traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
                     lines.append(f"  note: {k}: the op stream of snnTorch's training step, traced ({traced}); "
                                  f"{r.placement['host_syncs']} host sync(s) per step (docs/gpu-model.md)")
+                elif r.placement.get("strategy") == "eager-trace":
+                    traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
+                    lines.append(f"  note: {k}: {r.model} traced ({traced}): {r.placement['kernel_launches']:,} "
+                                 f"device ops, {r.placement['host_syncs']} host sync(s) per step, B = {r.batch_size}")
                 elif r.placement.get("eager_source") == "census":
                     lines.append(f"  note: {k}: the hand census of snnTorch 1.0's ops (torch or snnTorch not "
                                  f"installed: pip install \"mimdsim[torch]\" to trace them; docs/gpu-model.md)")
