@@ -48,6 +48,7 @@ NO_KERNEL = frozenset({
     "sym_numel", "is_same_size", "_record_function_enter_new", "_record_function_exit",
 })
 SYNC_OPS = frozenset({"_local_scalar_dense", "nonzero"})
+GEMMS = frozenset({"mm", "addmm", "bmm", "baddbmm"})
 HOST_COPY_METHODS = ("cpu", "numpy", "tolist")  # Tensor methods that copy a device tensor to the host
 # libraries whose version the trace names when the step has imported them
 LIBRARIES = ("snntorch", "norse", "spikingjelly", "sinabs", "lava", "nir", "nirtorch")
@@ -73,6 +74,7 @@ class TracedOp:
     outputs: tuple
     device: bool
     sync: str = ""
+    weights: tuple = ()  # a GEMM's operands (indices into ``inputs``) that are parameters: re-read every step
 
     def input_bytes(self) -> int:
         return sum(_numel(s) * _itemsize(d) for s, d in self.inputs)
@@ -110,6 +112,7 @@ class Trace:
     batch_size: int = 0
     model: str = "traced step"
     seconds_on_cpu: float = 0.0
+    gemm_weight_bytes: int = 0  # bytes of the distinct parameters GEMMs read: the L2 working set of the weights
 
     def __len__(self) -> int:
         return int(self.sequence.size)
@@ -203,12 +206,14 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     current_node = torch._C._current_autograd_node
     Tensor = torch.Tensor
 
-    def record(name, inputs, outputs, device, sync, phase):
-        key = (name, inputs, outputs, device, sync)
+    params: dict = {}  # id of a parameter a GEMM read -> its bytes
+
+    def record(name, inputs, outputs, device, sync, phase, weights=()):
+        key = (name, inputs, outputs, device, sync, weights)
         i = index.get(key)
         if i is None:
             i = index[key] = len(table)
-            table.append(TracedOp(name, inputs, outputs, device, sync))
+            table.append(TracedOp(name, inputs, outputs, device, sync, weights))
         seq.append(i)
         phases.append(phase)
 
@@ -249,7 +254,8 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
             host = state["optimizer"] and phase != 1 and inputs and all(len(s) == 0 for s, _ in inputs)
             device = not host and name not in NO_KERNEL
             sync = ("item" if name == "_local_scalar_dense" else "nonzero") if device and name in SYNC_OPS else ""
-            record(name, inputs, outputs, device, sync, phase)
+            weights = _gemm_weights(torch, args, params) if device and name in GEMMS else ()
+            record(name, inputs, outputs, device, sync, phase, weights)
             return out
 
     def pre(opt, args, kwargs):
@@ -280,4 +286,19 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
             versions[lib] = str(mod.__version__)
     return Trace(table=table, sequence=np.array(seq, np.int32), phase=phase, optimizer_calls=state["calls"],
                  versions=versions, timesteps=int(timesteps), batch_size=int(batch_size),
-                 model=model or getattr(step, "__name__", "traced step"), seconds_on_cpu=seconds)
+                 model=model or getattr(step, "__name__", "traced step"), seconds_on_cpu=seconds,
+                 gemm_weight_bytes=int(sum(params.values())))
+
+
+def _gemm_weights(torch, args, params) -> tuple:
+    """Indices (among the tensor operands) of a GEMM's parameters: leaves that require grad, or views of
+    one (``weight.t()`` in ``nn.Linear``, ``W.t()`` in autograd's input gradient); noted in ``params``."""
+    out, i = [], 0
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            base = a._base if a._is_view() else a
+            if base.is_leaf and base.requires_grad:
+                out.append(i)
+                params[id(base)] = base.numel() * base.element_size()
+            i += 1
+    return tuple(out)

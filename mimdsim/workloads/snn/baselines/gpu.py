@@ -24,7 +24,8 @@ from __future__ import annotations
 from ....arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ....energy import gpu_energy, kernel_activity
 from ....errors import ConfigError, OutOfDeviceMemory
-from ....gpu.model import Kernel, gemm, kernel_seconds
+from ....gpu.model import Kernel, gemm, kernel_seconds, weight_gemm
+from .eager import weight_elements
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
 from ....validate import check_choice, check_fractions
@@ -67,6 +68,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     specs = list(specs) if specs is not None else [None] * L
     ks: list[Kernel] = []
     check_choice("strategy", strategy, STRATEGIES)
+    wset = e * weight_elements(sizes, specs)  # every weight the time loop re-reads: L2-resident if it fits
     if strategy == "eager":
         raise ConfigError("the eager strategy is an op stream with host costs, not a kernel list: use "
                           "mimdsim.workloads.snn.baselines.eager.step_ops, or estimate(..., strategy='eager')")
@@ -76,7 +78,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
         if strategy == "fused":
             ks.append(gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
         elif strategy in ("per-step", "compiled"):
-            ks.append(gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
+            ks.append(weight_gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T, e * n_in * n, wset))
         else:
             nnz = activity[l - 1] * B * n_in
             # compaction: read the dense spike tensor, write ids (4 B) and row offsets
@@ -85,7 +87,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.fwd_spmm", "forward", "gather", 2.0 * nnz * n,
                              e * (nnz * n + B * n) + 4 * (nnz + B + 1), T))
         if rec == "all-to-all":
-            ks.append(gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T))
+            ks.append(weight_gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T, e * n * n, wset))
         if strategy == "fused" and rec != "all-to-all":
             # the recurrence over T inside one kernel: reads I, writes state histories and S
             ks.append(Kernel(f"L{l}.fwd_neuron_scan", "forward", "vector", (4.0 + 2 * s) * T * B * n,
@@ -109,7 +111,8 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.bwd_neuron", "backward", "vector", (8.0 + 2 * s) * B * n,
                              e * (2 + 3 * s) * B * n, T))
         if rec == "all-to-all":
-            ks.append(gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T))  # dI V^T, per step
+            ks.append(weight_gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T, e * n * n,
+                                  wset))  # dI V^T, per step
             ks.append(gemm(f"L{l}.bwd_recurrent_wgrad_gemm", "backward", n, n, T * B, e, 1))  # S^T dI, folded
         if strategy == "fused":
             ks.append(gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, T * B, e, 1))
@@ -125,7 +128,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.bwd_wgrad_scatter", "backward", "gather", 2.0 * nnz * n,
                              e * (2 * nnz * n + B * n) + 4 * (nnz + B + 1), T))
         if l > 1:
-            ks.append(gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T))
+            ks.append(weight_gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T, e * n_in * n, wset))
     for l in range(1, L + 1):
         p = layer_parameters(specs[l - 1], sizes[l - 1], sizes[l])
         if optimizer == "adam":  # reads w, g, m, v; writes w, m, v
