@@ -119,3 +119,22 @@ def test_gpu_trace_file_factory_and_errors(tmp_path):
     bad.write_text("raise ValueError('no data here')\n")
     with pytest.raises(ConfigError, match=r"running the file raised ValueError: no data here"):
         load_step(str(bad))
+
+
+def test_the_snntorch_07_step_syncs_every_timestep_and_the_benchmark_rows_fall_within_1_35():
+    """snnTorch 0.7's Leaky (reproduced, mimdsim/validation/snntorch07.py) tests a device tensor each call: per
+    step 15 device ops forward (addmm; mem_reset: sub, gt, _to_copy, clone; the test: eq, .item(); the state:
+    mul, sub, clamp, mul, add; fire: sub, gt, _to_copy, mul) and one host sync. The benchmark's B = 16 rows
+    (RTX 4090, T = 500), forward and backward, each within x1.35 of the model, nothing fitted."""
+    from mimdsim.validation import run_source
+    from mimdsim.validation.snntorch07 import benchmark_step
+
+    T = 6
+    tr = mimdsim.trace_torch(benchmark_step(32, T, 4, device="cpu"))
+    fwd = [op.name for op, p in tr.ops() if op.device and p == "forward"]
+    assert tr.summary()["host_syncs_by_phase"] == {"forward": T, "backward": 0, "optimizer": 0, "update": 0}
+    assert fwd[:17] == ["addmm", "zeros_like", "sub", "gt", "_to_copy", "clone", "eq", "_local_scalar_dense", "mul",
+                        "sub", "clamp", "mul", "add", "sub", "gt", "_to_copy", "mul"]
+    assert len(fwd) == 16 * T + 1 + 2  # + zeros_like of the first state, the stack and output.sum()
+    r = run_source("snntorch-gpu")
+    assert len(r.points) == 6 and all(1 / 1.35 <= p.ratio <= 1.35 for p in r.points), [p.ratio for p in r.points]

@@ -80,17 +80,32 @@ def step_trace(net, timesteps: int, batch_size: int, optimizer: str = "adam"):
     from ....snn.network import describe_sizes
     from .snntorch_step import training_step
 
-    k = key(net, timesteps, batch_size, optimizer)
+    return cached(key(net, timesteps, batch_size, optimizer), lambda: trace_torch(
+        training_step(net, timesteps, batch_size, optimizer=optimizer), timesteps=timesteps,
+        batch_size=batch_size, model=describe_sizes(list(net.sizes))))
+
+
+def cached(k: str, make):
+    """The trace under key ``k`` (this process, then the disk cache), else ``make()``'s, stored."""
     if k in _MEMORY:
         return _MEMORY[k]
     path = os.path.join(cache_dir(), k + ".pkl")
     trace = _load(path)
     if trace is None:
-        trace = trace_torch(training_step(net, timesteps, batch_size, optimizer=optimizer), timesteps=timesteps,
-                            batch_size=batch_size, model=describe_sizes(list(net.sizes)))
+        trace = make()
         _store(path, trace)
     _MEMORY[k] = trace
     return trace
+
+
+def digest(parts, files=()) -> str:
+    """A cache key of ``parts``, the installed versions, the tracing code and the source ``files``."""
+    h = hashlib.sha256(repr((TRACE_FORMAT, _code_version(), tuple(sorted((versions() or {}).items())),
+                             tuple(parts))).encode())
+    for path in files:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:24]
 
 
 def _load(path):
