@@ -22,7 +22,7 @@ __all__ = ["compare", "Comparison"]
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
-            assume=None, band=True, **simulate_kw) -> Comparison:
+            assume=None, band=True, gpu_trace=None, **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
@@ -31,7 +31,9 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     A strategy whose model does not fit the GPU is listed in
     ``refused`` with the reason instead of a report. ``assume`` pins named assumptions of the chip and
     the GPU; every other one moves over its range in each column's band and the speedup's
-    (``Comparison.speedup_band``).
+    (``Comparison.speedup_band``). ``gpu_trace`` (a Python file defining ``step()``
+    or ``make_step()``, or a :class:`~mimdsim.gpu.trace.Trace`) adds column ``"trace"``: that
+    PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`).
     """
     assume = A.check(assume)
     if simulate_kw.get("training", True) is not True:
@@ -61,6 +63,18 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         if band:  # memory does not move with a time assumption: checked once
             others[s].uncertainty = gpu_band(lambda g: at(g, check=False), spec, assume, rep.batch_size,
                                              others[s].seconds_per_step)
+    if gpu_trace is not None:
+        from .energy import gpu_energy, kernel_activity
+        from .gpu.trace import Trace
+        from .gpu.trace_cost import costed_trace
+        from .gpu.trace_file import trace_file
+
+        tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(gpu_trace, batch_size=rep.batch_size,
+                                                                        timesteps=rep.timesteps)
+        r, kernels = costed_trace(tr, spec, precision=precision)
+        r.activity = kernel_activity(kernels, r.placement["precision"])
+        r.energy = gpu_energy(r, spec)
+        others["trace"] = r
     if systolic is not None:
         others["systolic"] = systolic_estimate(net, systolic, timesteps=rep.timesteps, batch_size=rep.batch_size,
                                                optimizer=opt)

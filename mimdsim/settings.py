@@ -114,6 +114,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("gpu.precision", "--precision", "str", None,
             "GPU precision (default: the strategy's framework: tf32 for compiled on Ampere+, else fp32)",
             choices=("fp32", "tf32", "fp16", "bf16"), commands=("compare", "train"), group=CHIP),
+    Setting("gpu.trace", "--gpu-trace", "str", None,
+            "also trace the PyTorch training step of FILE.py (it defines step() or make_step(); "
+            "docs/gpu-model.md) and cost it on --gpu, as column 'trace'", commands=("compare",)),
     Setting("gpu.systolic", "--systolic", "str", None,
             "also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)", commands=("compare",)),
     Setting("output.json", "--json", "str", None, "write the full report as JSON", metavar="FILE"),
@@ -271,7 +274,7 @@ BOUNDS: dict[str, tuple] = {
     "train.checkpoint_every": (1, None, False, "a number of epochs"),
 }
 # Metavars in --help where the kind's default (N, X, SIZES, ...) would not say what to give.
-METAVARS = {"model.nir": "FILE.nir", "chip.preset": "PRESET", "gpu.preset": "PRESET", "gpu.systolic": "PRESET",
+METAVARS = {"gpu.trace": "FILE.py", "model.nir": "FILE.nir", "chip.preset": "PRESET", "gpu.preset": "PRESET", "gpu.systolic": "PRESET",
             "workload.cpu": "PRESET"}
 KIND_METAVARS = {"int": "N", "float": "X", "str": "NAME", "int_list": "SIZES", "size_list": "SIZES",
                  "fraction_list": "A[,A...]", "str_list": "NAMES"}

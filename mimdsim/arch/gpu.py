@@ -54,6 +54,7 @@ class GpuSpec:
     hbm_bytes_per_second: float
     l2_bytes: int
     smem_per_sm_bytes: int  # max shared memory per SM (the largest carveout)
+    l2_bytes_per_second: float = 0.0  # L2 read bandwidth (measured; docs/gpu-model.md "L2"); 0: unknown, never used
     launch_overhead_s: float = 4e-6  # per kernel launched outside a CUDA graph (launch + sync, ~4-6.5 us)
     graph_node_overhead_s: float = 0.6e-6  # per kernel inside a CUDA graph
     graph_launch_s: float = 15e-6  # per graph launch
@@ -70,6 +71,8 @@ class GpuSpec:
                    optional=("tf32_flops", "bf16_flops"),  # None: the GPU lacks this tensor-core format
                    seconds=("launch_overhead_s", "graph_node_overhead_s", "graph_launch_s", "gemm_floor_s",
                             "vector_floor_s"))
+        check_number("l2_bytes_per_second", self.l2_bytes_per_second, low=0, where=f"GPU {self.name!r}: ",
+                     fix=GPUS.fix(self.name, "l2_bytes_per_second"))
         for name in ("matrix_efficiency", "vector_efficiency", "hbm_efficiency"):
             # Stored as a tuple of (float, float) so the spec stays hashable and a curve read
             # back from JSON (lists) compares equal to the preset's.
@@ -166,6 +169,7 @@ _A100 = dict(
     fp32_flops=19.5e12, fp16_vector_flops=78e12,
     tf32_flops=156e12, fp16_flops=312e12, bf16_flops=312e12,
     l2_bytes=40 * MiB, smem_per_sm_bytes=164 * KiB,
+    l2_bytes_per_second=5.4e12,  # gpu-benches gpu-l2-cache/a100_80.txt: 5.3-5.5 TB/s up to ~28 MB
 )
 # H100 SXM5 and H200 SXM share the GH100 die and its compute figures (H100 whitepaper
 # Table 3 / datasheets; tensor figures dense, i.e. half the datasheets' sparsity figures).
@@ -174,6 +178,7 @@ _GH100_SXM = dict(
     fp32_flops=66.9e12, fp16_vector_flops=133.8e12,
     tf32_flops=494.7e12, fp16_flops=989.4e12, bf16_flops=989.4e12,
     l2_bytes=50 * MiB, smem_per_sm_bytes=228 * KiB,
+    l2_bytes_per_second=9.7e12,  # gpu-benches gpu-l2-cache/h200.txt: 9.5-10.3 TB/s up to ~40 MB
 )
 
 PRESETS: dict[str, dict] = {
@@ -185,6 +190,7 @@ PRESETS: dict[str, dict] = {
         tf32_flops=None, fp16_flops=125e12, bf16_flops=None,
         hbm_bytes=32 * GiB, hbm_bytes_per_second=900e9,
         l2_bytes=6 * MiB, smem_per_sm_bytes=96 * KiB,
+        l2_bytes_per_second=2.5e12,  # gpu-benches README, cuda-cache on a V100 PCIe: 2.5 TB/s from L2
     ),
     "h100": dict(_GH100_SXM, hbm_bytes=80 * GiB, hbm_bytes_per_second=3.35e12),
     "h200": dict(_GH100_SXM, hbm_bytes=141 * GiB, hbm_bytes_per_second=4.8e12),
@@ -192,11 +198,15 @@ PRESETS: dict[str, dict] = {
     # tensor figures dense with FP32 accumulation (half the FP16-accumulate rate on GeForce)
     "rtx-3090": dict(sms=82, clock_hz=1.695e9, fp32_flops=35.6e12, fp16_vector_flops=35.6e12,
                      tf32_flops=35.6e12, fp16_flops=71e12, bf16_flops=71e12,
-                     hbm_bytes=24 * GiB, hbm_bytes_per_second=936e9, l2_bytes=6 * MiB, smem_per_sm_bytes=100 * KiB),
+                     hbm_bytes=24 * GiB, hbm_bytes_per_second=936e9, l2_bytes=6 * MiB, smem_per_sm_bytes=100 * KiB,
+                     l2_bytes_per_second=2.5e12),  # ASSUMPTION (no measurement found): V100's, range 2-3.5 TB/s
     "rtx-4090": dict(sms=128, clock_hz=2.52e9, fp32_flops=82.6e12, fp16_vector_flops=82.6e12,
                      tf32_flops=82.6e12, fp16_flops=165.2e12, bf16_flops=165.2e12,
                      hbm_bytes=24 * GiB, hbm_bytes_per_second=1008e9, l2_bytes=72 * MiB,
-                     smem_per_sm_bytes=100 * KiB),
+                     smem_per_sm_bytes=100 * KiB,
+                     # ASSUMPTION: the L40's (AD102, gpu-benches gpu-l2-cache/l40.txt, 5.1-5.3 TB/s up to
+                     # ~96 MB); range 3.9-5.5 (72 of the die's 96 MB of L2 slices enabled on the 4090)
+                     l2_bytes_per_second=5.2e12),
 }
 
 DESCRIPTIONS = {

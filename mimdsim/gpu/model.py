@@ -29,6 +29,10 @@ class Kernel:
     nbytes: float
     count: int  # launches per training step
     dims: tuple = ()  # (m, n, k) of a GEMM C[m, n] = A[m, k] B[k, n]
+    # operands every launch re-reads (a GEMM's weights inside the time loop): ``resident_bytes`` of them,
+    # served from L2 when ``working_set`` (every such operand of the step: all the weights) fits in L2
+    resident_bytes: float = 0.0
+    working_set: float = 0.0
 
 
 def gemm(name, phase, m, n, k, e, count):
@@ -58,8 +62,24 @@ def kernel_seconds(k: Kernel, spec: GpuSpec, precision: str) -> float:
     else:
         peak, curve, floor = spec.vector_flops(precision), spec.vector_efficiency, spec.vector_floor_s
     compute = roofline_seconds(k.flops, curve, peak)
-    memory = roofline_seconds(k.nbytes, spec.hbm_efficiency, spec.hbm_bytes_per_second)
+    if l2_resident(k, spec):  # the re-read operands come from L2: HBM moves the rest, L2 all of it
+        memory = max(roofline_seconds(k.nbytes - k.resident_bytes, spec.hbm_efficiency, spec.hbm_bytes_per_second),
+                     k.nbytes / spec.l2_bytes_per_second)
+    else:
+        memory = roofline_seconds(k.nbytes, spec.hbm_efficiency, spec.hbm_bytes_per_second)
     return max(floor, compute, memory)
+
+
+def l2_resident(k: Kernel, spec: GpuSpec) -> bool:
+    """Whether ``k``'s re-read operands stay in L2 between launches: the step's working set of them
+    (``k.working_set``) fits ``spec.l2_bytes`` and the GPU's L2 bandwidth is known."""
+    return bool(k.resident_bytes and spec.l2_bytes_per_second and k.working_set <= spec.l2_bytes)
+
+
+def weight_gemm(name, phase, m, n, k, e, count, weights: float, working_set: float):
+    """:func:`gemm` whose operand of ``weights`` bytes is a weight matrix re-read every launch."""
+    g = gemm(name, phase, m, n, k, e, count)
+    return Kernel(g.name, g.phase, g.kind, g.flops, g.nbytes, g.count, g.dims, float(weights), float(working_set))
 
 
 # Host link payload bandwidth per direction: GT/s x lanes x 128b/130b / 8 (NV datasheets:

@@ -19,6 +19,9 @@ Rules (each decided at dispatch, from the framework's own state, not from op nam
   inside ``Optimizer.step``, ops whose tensors are all 0-dim: torch.optim keeps ``state["step"]`` on
   the CPU unless ``capturable`` or ``fused`` (its ``_get_value`` reads it with ``.item()``), so that
   arithmetic and that ``.item()`` run on the host, without a kernel or a sync.
+* **meta device**: a step built on PyTorch's ``meta`` device dispatches the same ops with shapes only
+  and computes nothing; its ``.item()`` (``_local_scalar_dense``) is recorded as a sync and answers 0, so
+  a step whose control flow reads a tensor's value must be traced on the CPU.
 * **host synchronisation**: ``aten._local_scalar_dense`` (``.item()``, ``bool(t)``, ``if t:``,
   ``int(t)``), ``aten.nonzero`` (the host needs the count: also boolean indexing, ``masked_select``),
   and ``Tensor.cpu()`` / ``.numpy()`` / ``.tolist()`` (a copy to the host). On a CPU trace every tensor
@@ -45,6 +48,7 @@ NO_KERNEL = frozenset({
     "sym_numel", "is_same_size", "_record_function_enter_new", "_record_function_exit",
 })
 SYNC_OPS = frozenset({"_local_scalar_dense", "nonzero"})
+GEMMS = frozenset({"mm", "addmm", "bmm", "baddbmm"})
 HOST_COPY_METHODS = ("cpu", "numpy", "tolist")  # Tensor methods that copy a device tensor to the host
 # libraries whose version the trace names when the step has imported them
 LIBRARIES = ("snntorch", "norse", "spikingjelly", "sinabs", "lava", "nir", "nirtorch")
@@ -70,6 +74,7 @@ class TracedOp:
     outputs: tuple
     device: bool
     sync: str = ""
+    weights: tuple = ()  # a GEMM's operands (indices into ``inputs``) that are parameters: re-read every step
 
     def input_bytes(self) -> int:
         return sum(_numel(s) * _itemsize(d) for s, d in self.inputs)
@@ -107,6 +112,7 @@ class Trace:
     batch_size: int = 0
     model: str = "traced step"
     seconds_on_cpu: float = 0.0
+    gemm_weight_bytes: int = 0  # bytes of the distinct parameters GEMMs read: the L2 working set of the weights
 
     def __len__(self) -> int:
         return int(self.sequence.size)
@@ -157,10 +163,18 @@ def _shapes(torch, values, out):
     return out
 
 
-def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 0, model: str | None = None) -> Trace:
+def _meta_scalar(torch, t):
+    """What ``.item()`` of a meta tensor answers: a zero of its kind (a meta tensor has no value)."""
+    return False if t.dtype == torch.bool else (0.0 if t.dtype.is_floating_point else 0)
+
+
+def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 0, model: str | None = None,
+                libraries=None) -> Trace:
     """Run ``step()`` ``warmup`` times untraced (optimizer state, lazy module state), then once traced.
 
-    ``timesteps``, ``batch_size`` and ``model`` only label the report. Returns a :class:`Trace`.
+    ``timesteps``, ``batch_size`` and ``model`` only label the report. ``libraries``: the SNN libraries
+    whose versions the trace names (default: those of :data:`LIBRARIES` imported in this process).
+    Returns a :class:`Trace`.
     """
     import time
 
@@ -175,8 +189,15 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    class MetaScalars(TorchDispatchMode):  # the untraced warm-up: only a meta tensor's .item() answered
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.__name__.startswith("_local_scalar_dense") and args[0].is_meta:
+                return _meta_scalar(torch, args[0])
+            return func(*args, **(kwargs or {}))
+
     for _ in range(warmup):
-        step()
+        with MetaScalars():
+            step()
     table: list = []
     index: dict = {}
     seq: list = []
@@ -185,12 +206,14 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     current_node = torch._C._current_autograd_node
     Tensor = torch.Tensor
 
-    def record(name, inputs, outputs, device, sync, phase):
-        key = (name, inputs, outputs, device, sync)
+    params: dict = {}  # id of a parameter a GEMM read -> its bytes
+
+    def record(name, inputs, outputs, device, sync, phase, weights=()):
+        key = (name, inputs, outputs, device, sync, weights)
         i = index.get(key)
         if i is None:
             i = index[key] = len(table)
-            table.append(TracedOp(name, inputs, outputs, device, sync))
+            table.append(TracedOp(name, inputs, outputs, device, sync, weights))
         seq.append(i)
         phases.append(phase)
 
@@ -220,15 +243,19 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     class Ops(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            out = func(*args, **kwargs)
             name = func.__name__.split(".")[0]
+            if name == "_local_scalar_dense" and args[0].is_meta:  # a meta tensor has no value: 0, still a sync
+                record(name, _shape_key(args[0]), (), True, "item", phase_now())
+                return _meta_scalar(torch, args[0])
+            out = func(*args, **kwargs)
             phase = phase_now()
             inputs = tuple(_shapes(torch, args, []) + _shapes(torch, kwargs.values(), []))
             outputs = tuple(_shapes(torch, (out,), []))
             host = state["optimizer"] and phase != 1 and inputs and all(len(s) == 0 for s, _ in inputs)
             device = not host and name not in NO_KERNEL
             sync = ("item" if name == "_local_scalar_dense" else "nonzero") if device and name in SYNC_OPS else ""
-            record(name, inputs, outputs, device, sync, phase)
+            weights = _gemm_weights(torch, args, params) if device and name in GEMMS else ()
+            record(name, inputs, outputs, device, sync, phase, weights)
             return out
 
     def pre(opt, args, kwargs):
@@ -252,11 +279,26 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     if back.size:  # after the last backward pass: the update (zero_grad, a hand-written update, .item())
         tail = phase[back[-1] + 1:]
         tail[tail == 0] = 3
-    versions = {"torch": torch.__version__}
-    for lib in LIBRARIES:
+    versions = {"torch": str(torch.__version__)}  # a str: TorchVersion would pickle a torch import
+    for lib in (LIBRARIES if libraries is None else [x for x in LIBRARIES if x in set(libraries)]):
         mod = sys.modules.get(lib)
         if mod is not None and getattr(mod, "__version__", None):
             versions[lib] = str(mod.__version__)
     return Trace(table=table, sequence=np.array(seq, np.int32), phase=phase, optimizer_calls=state["calls"],
                  versions=versions, timesteps=int(timesteps), batch_size=int(batch_size),
-                 model=model or getattr(step, "__name__", "traced step"), seconds_on_cpu=seconds)
+                 model=model or getattr(step, "__name__", "traced step"), seconds_on_cpu=seconds,
+                 gemm_weight_bytes=int(sum(params.values())))
+
+
+def _gemm_weights(torch, args, params) -> tuple:
+    """Indices (among the tensor operands) of a GEMM's parameters: leaves that require grad, or views of
+    one (``weight.t()`` in ``nn.Linear``, ``W.t()`` in autograd's input gradient); noted in ``params``."""
+    out, i = [], 0
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            base = a._base if a._is_view() else a
+            if base.is_leaf and base.requires_grad:
+                out.append(i)
+                params[id(base)] = base.numel() * base.element_size()
+            i += 1
+    return tuple(out)

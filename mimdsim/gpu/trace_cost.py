@@ -31,8 +31,18 @@ REPORT_PHASE = {"forward": "forward", "backward": "backward", "optimizer": "upda
 DTYPE_PRECISION = {"float16": "fp16", "bfloat16": "bf16"}
 
 
-def op_kernel(op: TracedOp, phase: str) -> Kernel:
-    """The GPU kernel of one traced op (a view or host op has none: call only for ``op.device``)."""
+def op_kernel(op: TracedOp, phase: str, working_set: float = 0.0) -> Kernel:
+    """The GPU kernel of one traced op (a view or host op has none: call only for ``op.device``). A GEMM's
+    parameter operands (``op.weights``) are re-read every step: L2-resident where ``working_set`` (all the
+    step's GEMM weights, ``Trace.gemm_weight_bytes``) fits the GPU's L2 (:func:`~.model.kernel_seconds`)."""
+    k = _op_kernel(op, phase)
+    if op.weights and working_set:
+        resident = sum(_numel(op.inputs[i][0]) * _e(op.inputs[i][1]) for i in op.weights if i < len(op.inputs))
+        k = Kernel(k.name, k.phase, k.kind, k.flops, k.nbytes, k.count, k.dims, float(resident), float(working_set))
+    return k
+
+
+def _op_kernel(op: TracedOp, phase: str) -> Kernel:
     e = max((_e(d) for _, d in op.inputs + op.outputs), default=4)
     shapes = [s for s, _ in op.inputs]
     if op.name in ("mm", "addmm") and len(shapes) >= 2:
@@ -78,7 +88,7 @@ def op_stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str):
             kernels[key] = Kernel(f"{ph}.{op.name}", ph, "host", 0.0, float(op.input_bytes()), 1)
             cost[key] = op.input_bytes() / link
             continue
-        k = kernels[key] = op_kernel(op, ph)
+        k = kernels[key] = op_kernel(op, ph, getattr(trace, "gemm_weight_bytes", 0))
         dtypes = [d for _, d in op.inputs + op.outputs]
         p = next((DTYPE_PRECISION[d] for d in dtypes if d in DTYPE_PRECISION), precision)
         cost[key] = kernel_seconds(k, spec, p)
@@ -95,6 +105,12 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
     """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
     ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
     phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction."""
+    return costed_trace(trace, gpu, framework=framework, precision=precision)[0]
+
+
+def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
+                 precision: str | None = None):
+    """:func:`estimate_trace`'s Report and the kernel of every device op (for energy and callers)."""
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     fw = framework_spec(framework)
     if precision is None:
@@ -137,7 +153,7 @@ def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkS
                    summary["host_syncs_by_phase"], "backward_passes": summary["backward_passes"],
                    "optimizer_calls": summary["optimizer_calls"], "host_bound_fraction": host_bound,
                    "bound": bound, "traced": dict(trace.versions)},
-        notes=notes)
+        notes=notes), kernel_list
 
 
 def _add_call_costs(trace: Trace, dev_mask: np.ndarray, host: np.ndarray, fw: FrameworkSpec) -> None:

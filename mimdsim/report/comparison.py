@@ -146,6 +146,18 @@ class Comparison(JsonOutput):
             fp32 = [k for k, r in self.gpu.items() if r.placement["precision"] == "fp32"]
             if fp32:  # name the columns: another may run tf32 already (compiled on Ampere+)
                 lines.append(TF32_NOTE.format(cols=", ".join(fp32)))
+            for k, r in self.gpu.items():  # where the eager op stream came from, and the versions traced
+                if r.placement.get("eager_source") == "trace":
+                    traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
+                    lines.append(f"  note: {k}: the op stream of snnTorch's training step, traced ({traced}); "
+                                 f"{r.placement['host_syncs']} host sync(s) per step (docs/gpu-model.md)")
+                elif r.placement.get("strategy") == "eager-trace":
+                    traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
+                    lines.append(f"  note: {k}: {r.model} traced ({traced}): {r.placement['kernel_launches']:,} "
+                                 f"device ops, {r.placement['host_syncs']} host sync(s) per step, B = {r.batch_size}")
+                elif r.placement.get("eager_source") == "census":
+                    lines.append(f"  note: {k}: the hand census of snnTorch 1.0's ops (torch or snnTorch not "
+                                 f"installed: pip install \"mimdsim[torch]\" to trace them; docs/gpu-model.md)")
         else:
             lines += [f"  note ({name}): {n}" for name, r in cols for n in r.notes[:3]]
         return "\n".join(lines)

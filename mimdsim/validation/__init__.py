@@ -139,20 +139,42 @@ def _trackr_cpu(doc, quick):
 
 
 def _snntorch_gpu(doc, quick):
-    """Eager snnTorch on the GPU model (strategy "eager"), rtx-4090, nothing fitted to these rows."""
-    from ..snn import Network
-    from ..workloads.snn.baselines.gpu import estimate
-
+    """The benchmark's snnTorch 0.7 step traced (:mod:`.snntorch07`, on the meta device) and costed on the
+    rtx-4090 by the pytorch-eager host constants, with no loss-call cost (``output.sum()`` builds nothing);
+    nothing fitted to these rows. Without torch: the hand census of snnTorch 1.0 (strategy "eager")."""
     out = []
     by_n = {}
     for p in doc["points"]:
         if p["n"] not in by_n:
-            net = Network.build([p["n"], p["n"]], "leaky", beta=0.95, bias=True, surrogate="atan")
-            by_n[p["n"]] = estimate(net, "rtx-4090", timesteps=500, batch_size=16, strategy="eager",
-                                    optimizer="sgd").phase_seconds()
+            by_n[p["n"]] = snntorch07_phase_seconds(p["n"], "rtx-4090")
         model = by_n[p["n"]][p["phase"]]
         out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s", model / p["measured_seconds"]))
     return out, ""
+
+
+def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
+    """Forward and backward seconds of the benchmark's call at width ``n`` on ``gpu`` (see ``_snntorch_gpu``)."""
+    import dataclasses
+
+    from ..gpu.framework import FRAMEWORKS
+    from ..gpu.trace import trace_torch
+    from ..gpu.trace_cost import estimate_trace
+    from ..workloads.snn.baselines import eager_trace
+
+    if eager_trace.versions() is None:  # the named fallback: snnTorch 1.0's census, no per-step sync
+        from ..snn import Network
+        from ..workloads.snn.baselines.gpu import estimate
+        net = Network.build([n, n], "leaky", beta=0.95, bias=True, surrogate="atan")
+        return estimate(net, gpu, timesteps=500, batch_size=16, strategy="eager", optimizer="sgd",
+                        eager_source="census").phase_seconds()
+    from . import snntorch07
+
+    trace = eager_trace.cached(eager_trace.digest(("snntorch07", n, 500, 16), [snntorch07.__file__]),
+                               lambda: trace_torch(
+                                   snntorch07.benchmark_step(n), timesteps=500, batch_size=16,
+                                   model=f"Linear({n}, {n}) + snnTorch 0.7 Leaky (reproduced)"))
+    fw = framework or dataclasses.replace(FRAMEWORKS["pytorch-eager"], loss_call_s=0.0)
+    return estimate_trace(trace, gpu, framework=fw).phase_seconds()
 
 
 SOURCES = {"study-log": _study_log, "sun-poptorch": _sun_poptorch, "trackr": _trackr, "trackr-cpu": _trackr_cpu,

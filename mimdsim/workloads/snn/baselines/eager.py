@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....gpu.framework import FrameworkSpec, timeline  # noqa: F401 (the overlap rule, re-exported)
-from ....gpu.model import Kernel, gemm, kernel_seconds
+from ....gpu.model import Kernel, gemm, kernel_seconds, weight_gemm
 
 # Device ops of each neuron module (snnTorch 1.0, defaults; census in docs/as-built/gpu_frameworks.md
 # §1.4, taken at T = 25): forward per timestep (element-wise on B x n, 0-dim, copies, extra GEMMs
@@ -79,6 +79,13 @@ def neuron_key(spec) -> str:
     return model
 
 
+def weight_elements(sizes, specs=None) -> int:
+    """Elements of every weight matrix a per-step GEMM reads: the layers' and the all-to-all recurrences'."""
+    specs = list(specs) if specs is not None else [None] * (len(sizes) - 1)
+    return sum(a * b + (b * b if getattr(sp, "recurrence", "none") == "all-to-all" else 0)
+               for sp, a, b in zip(specs, sizes[:-1], sizes[1:]))
+
+
 def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="adam") -> list[Op]:
     """The device ops of one eager training step, in issue order (forward over time, loss,
     autograd's reverse pass, the optimizer, the sync). Backward counts are (per timestep, per
@@ -88,6 +95,7 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
     specs = list(specs) if specs is not None else [None] * L
     bias = list(bias) if bias is not None else [False] * L
     ops: list[Op] = []
+    wset = e * weight_elements(sizes, specs)  # the weights every step re-reads: L2-resident where they fit
 
     def times(pair):
         return pair[0] * T + pair[1]
@@ -106,9 +114,11 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
     for l in range(1, L + 1):  # the Python loop over time issues layer by layer, step by step
         n_in, n = sizes[l - 1], sizes[l]
         (f_ew, f_ew0, f_copy, f_gemm), _ = EAGER_NEURON_OPS[neuron_key(specs[l - 1])]
-        ops.append(Op(gemm(f"L{l}.fwd_linear", "forward", B, n, n_in, e, T), "forward", "forward"))
+        ops.append(Op(weight_gemm(f"L{l}.fwd_linear", "forward", B, n, n_in, e, T, e * n_in * n, wset), "forward",
+                      "forward"))
         if f_gemm:
-            ops.append(Op(gemm(f"L{l}.fwd_recurrent", "forward", B, n, n, e, T), "forward", "forward"))
+            ops.append(Op(weight_gemm(f"L{l}.fwd_recurrent", "forward", B, n, n, e, T, e * n * n, wset), "forward",
+                          "forward"))
         ew(f"L{l}.fwd_neuron_ew", "forward", B * n, f_ew * T)
         ew(f"L{l}.fwd_neuron_scalar", "forward", 1, f_ew0 * T, reads=1)
         ew(f"L{l}.fwd_neuron_copy", "forward", B * n, f_copy * T, reads=1)
@@ -125,8 +135,8 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
         ew(f"L{l}.bwd_neuron_copy", "backward", B * n, times(b_copy), reads=1, host="backward")
         ew(f"L{l}.bwd_recurrent_reduce", "backward", B * n, times(b_red), reads=1, host="backward")
         if times(b_gemm) > 0:
-            ops.append(Op(gemm(f"L{l}.bwd_recurrent", "backward", B, n, n, e, times(b_gemm)), "backward",
-                          "backward"))
+            ops.append(Op(weight_gemm(f"L{l}.bwd_recurrent", "backward", B, n, n, e, times(b_gemm), e * n * n, wset),
+                          "backward", "backward"))
         # the Linear: weight gradient of every step, accumulated into the running sum (reads 2|W|, writes |W|)
         ops.append(Op(gemm(f"L{l}.bwd_wgrad", "backward", n_in, n, B, e, T), "backward", "backward"))
         ew(f"L{l}.bwd_wgrad_accumulate", "backward", n_in * n, times(ACCUMULATE), host="backward")
@@ -134,7 +144,8 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
             ew(f"L{l}.bwd_bias_reduce", "backward", B * n, T, reads=1, host="backward")
             ew(f"L{l}.bwd_bias_accumulate", "backward", n, times(ACCUMULATE), host="backward")
         if l > 1:
-            ops.append(Op(gemm(f"L{l}.bwd_dgrad", "backward", B, n_in, n, e, T), "backward", "backward"))
+            ops.append(Op(weight_gemm(f"L{l}.bwd_dgrad", "backward", B, n_in, n, e, T, e * n_in * n, wset), "backward",
+                          "backward"))
     params = sum(a * b + (b if bb else 0) for a, b, bb in zip(sizes[:-1], sizes[1:], bias))
     reads = 4 if optimizer == "adam" else 2
     ew(f"{optimizer}.foreach", "update", params / OPTIMIZER_LAUNCHES[optimizer], OPTIMIZER_LAUNCHES[optimizer],

@@ -24,7 +24,8 @@ from __future__ import annotations
 from ....arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ....energy import gpu_energy, kernel_activity
 from ....errors import ConfigError, OutOfDeviceMemory
-from ....gpu.model import Kernel, gemm, kernel_seconds
+from ....gpu.model import Kernel, gemm, kernel_seconds, weight_gemm
+from .eager import weight_elements
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
 from ....validate import check_choice, check_fractions
@@ -67,6 +68,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
     specs = list(specs) if specs is not None else [None] * L
     ks: list[Kernel] = []
     check_choice("strategy", strategy, STRATEGIES)
+    wset = e * weight_elements(sizes, specs)  # every weight the time loop re-reads: L2-resident if it fits
     if strategy == "eager":
         raise ConfigError("the eager strategy is an op stream with host costs, not a kernel list: use "
                           "mimdsim.workloads.snn.baselines.eager.step_ops, or estimate(..., strategy='eager')")
@@ -76,7 +78,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
         if strategy == "fused":
             ks.append(gemm(f"L{l}.fwd_gemm", "forward", T * B, n, n_in, e, 1))
         elif strategy in ("per-step", "compiled"):
-            ks.append(gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T))
+            ks.append(weight_gemm(f"L{l}.fwd_gemm", "forward", B, n, n_in, e, T, e * n_in * n, wset))
         else:
             nnz = activity[l - 1] * B * n_in
             # compaction: read the dense spike tensor, write ids (4 B) and row offsets
@@ -85,7 +87,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.fwd_spmm", "forward", "gather", 2.0 * nnz * n,
                              e * (nnz * n + B * n) + 4 * (nnz + B + 1), T))
         if rec == "all-to-all":
-            ks.append(gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T))
+            ks.append(weight_gemm(f"L{l}.fwd_recurrent_gemm", "forward", B, n, n, e, T, e * n * n, wset))
         if strategy == "fused" and rec != "all-to-all":
             # the recurrence over T inside one kernel: reads I, writes state histories and S
             ks.append(Kernel(f"L{l}.fwd_neuron_scan", "forward", "vector", (4.0 + 2 * s) * T * B * n,
@@ -109,7 +111,8 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.bwd_neuron", "backward", "vector", (8.0 + 2 * s) * B * n,
                              e * (2 + 3 * s) * B * n, T))
         if rec == "all-to-all":
-            ks.append(gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T))  # dI V^T, per step
+            ks.append(weight_gemm(f"L{l}.bwd_recurrent_input_gemm", "backward", B, n, n, e, T, e * n * n,
+                                  wset))  # dI V^T, per step
             ks.append(gemm(f"L{l}.bwd_recurrent_wgrad_gemm", "backward", n, n, T * B, e, 1))  # S^T dI, folded
         if strategy == "fused":
             ks.append(gemm(f"L{l}.bwd_wgrad_gemm", "backward", n_in, n, T * B, e, 1))
@@ -125,7 +128,7 @@ def training_step_kernels(sizes, timesteps, batch, *, strategy, e, activity=None
             ks.append(Kernel(f"L{l}.bwd_wgrad_scatter", "backward", "gather", 2.0 * nnz * n,
                              e * (2 * nnz * n + B * n) + 4 * (nnz + B + 1), T))
         if l > 1:
-            ks.append(gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T))
+            ks.append(weight_gemm(f"L{l}.bwd_input_gemm", "backward", B, n_in, n, e, T, e * n_in * n, wset))
     for l in range(1, L + 1):
         p = layer_parameters(specs[l - 1], sizes[l - 1], sizes[l])
         if optimizer == "adam":  # reads w, g, m, v; writes w, m, v
@@ -161,12 +164,14 @@ GPU_KINDS = ("compute", "launch")
 
 def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy: str = "fused",
              precision: str | None = None, activity=None, input_activity=None, optimizer: str = "adam",
-             check_memory: bool = True) -> Report:
+             check_memory: bool = True, eager_source: str | None = None) -> Report:
     """One training step of ``net`` on a GPU under a named execution strategy.
 
     ``activity`` (spike fraction per neuron layer, one number or a list) and
     ``input_activity`` matter only to the ``sparse`` strategy. Dense strategies do the
-    same work whatever the activity.
+    same work whatever the activity. ``eager_source`` (the ``eager`` strategy only): "trace"
+    (the real snnTorch step traced, the default where torch and snnTorch are installed) or
+    "census" (the hand census of snnTorch 1.0, the default without them); ``eager_trace.py``.
     """
     from ....gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, default_precision
 
@@ -202,6 +207,10 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
             + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
 
     if strategy == "eager":
+        from . import eager_trace
+        if eager_trace.source(eager_source) == "trace":
+            return _eager_trace_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer,
+                                       memory, used)
         return _eager_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer, e, memory,
                              used)
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
@@ -281,8 +290,30 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used)
         timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": "eager", "framework": fw.name, "precision": precision, "optimizer": optimizer,
-                   "kernel_launches": launches, "bound": bound},
-        notes=notes, activity=kernel_activity([op.kernel for op in ops], precision),
+                   "kernel_launches": launches, "bound": bound, "eager_source": "census"},
+        notes=notes + ["eager op stream: the hand census of snnTorch 1.0 (eager.py; torch and snnTorch not "
+                       "traced: pip install \"mimdsim[torch]\" to trace the installed versions)"],
+        activity=kernel_activity([op.kernel for op in ops], precision),
     )
     report.energy = gpu_energy(report, spec)
     return report
+
+
+def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, used) -> Report:
+    """The ``eager`` strategy from a trace of the real snnTorch step on the installed versions
+    (:mod:`.eager_trace`), costed by :func:`mimdsim.gpu.trace_cost.costed_trace`."""
+    from ....gpu.trace_cost import costed_trace
+    from . import eager_trace
+
+    trace = eager_trace.step_trace(net, T, B, optimizer)
+    r, kernels = costed_trace(trace, spec, precision=precision)
+    traced = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
+    r.model, r.mode, r.batch_size, r.timesteps = describe_sizes(sizes), f"eager {precision}", B, T
+    r.memory = {"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory}
+    r.placement = {"strategy": "eager", **{k: v for k, v in r.placement.items() if k != "strategy"},
+                   "optimizer": optimizer, "eager_source": "trace"}
+    r.notes = [f"strategy eager: the snnTorch training step traced ({traced}; the real modules on the meta "
+               f"device, eager_trace.py), precision {precision}"] + r.notes
+    r.activity = kernel_activity(kernels, precision)
+    r.energy = gpu_energy(r, spec)
+    return r
