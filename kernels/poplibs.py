@@ -388,6 +388,45 @@ def _uniform_cost(tiles, g, work, tile):
     return tiles, uniform_cycles(g["elements"], tile)
 
 
+
+# --------------------------------------------------------------------------- binary ops (add, sub, mul)
+# PCE (sdk-release-2.6) internal::binaryOpInnerLoopCycles, MAKE_PERF_ESTIMATOR_NAME(BinaryOp1D),
+# internal::getBinaryOp1DInPlaceEstimate, internal::broadcastArithmetic1DCycleEstimate; perf tables
+# lib/popops/popopsCycleEstimators.hpp binaryOpPerfInfo / broadcastOpPerfInfo: ADD, SUBTRACT,
+# MULTIPLY on float or half = {1 cycle per vector, natural width}, external codelets.
+BINARY1D_WORKER = {4: 29, 2: 26}  # BinaryOp1D: workerCycles = float 29, half 26
+BINARY1D_INPLACE_WORKER = 58  # getBinaryOp1DInPlaceEstimate: workerCycles = 58
+BINARY_EXTERNAL_OVERHEAD = 2  # binaryOpInnerLoopCycles: cyclesPerLoop += 2 (external codelet)
+BCAST_EXTERNAL_OVERHEAD = 1  # broadcastArithmetic1DCycleEstimate: overheadPerLoop 1 (external codelet)
+
+
+def binary_op_cycles(elements, form, in_place, dtype_bytes, tile: Tile):
+    """One tile's share of a float/half ADD, SUBTRACT or MULTIPLY on one contiguous region.
+
+    ``form == "tensor"`` (two tensors: BinaryOp1D, BinaryOp1DInPlace)::
+
+        W (29 | 26 [in place: 58] + ceil(ceil(n / W) / vw) (1 + 2)) + launch
+
+    ``form == "scalar"`` (a tensor and a one-element tensor: BroadcastScalar1D[InPlace])::
+
+        W (20 + ceil(ceil(n / W) / vw) (1 + 1)) + launch
+    """
+    e = np.asarray(elements, dtype=np.int64)
+    b = np.asarray(dtype_bytes)
+    W = tile.workers
+    vw = np.where(b == 2, 4, 2)
+    loops = _cdiv(_cdiv(e, W), vw)
+    base = np.where(np.asarray(in_place, dtype=bool), BINARY1D_INPLACE_WORKER, np.where(b == 2, 26, 29))
+    tensor = W * (base + loops * (1 + BINARY_EXTERNAL_OVERHEAD)) + tile.vertex_launch_cycles
+    scalar = W * (BCAST_SCALAR_WORKER + loops * (1 + BCAST_EXTERNAL_OVERHEAD)) + tile.vertex_launch_cycles
+    return np.where(np.asarray(form) == "scalar", scalar, tensor).astype(np.float64)
+
+
+def _binary_op_cost(tiles, g, work, tile):
+    e = g["elements"]
+    return tiles, binary_op_cycles(e, _g(g, "form", "tensor", e), _g(g, "in_place", False, e),
+                                   _g(g, "dtype_bytes", 4, e), tile)
+
 # --------------------------------------------------------------------------- registration
 # code_bytes: estimates of the size of poplibs' (mostly assembly) codelets (docs/cost-model.md).
 def copy_cycles(elements, regions, dtype_bytes, tile: Tile):
@@ -416,3 +455,4 @@ CAST = register("popops.cast", cast_cycles, code_bytes=256, cost=_cast_cost, sta
 ZERO = register("popops.zero", zero_cycles, code_bytes=192, cost=_zero_cost, static=True)
 SCALAR_OP = register("popops.scalar_op", scalar_op_cycles, code_bytes=256, cost=_scalar_op_cost, static=True)
 UNIFORM = register("poprand.uniform", uniform_cycles, code_bytes=384, cost=_uniform_cost, static=True)
+BINARY_OP = register("popops.binary_op", binary_op_cycles, code_bytes=384, cost=_binary_op_cost, static=True)

@@ -115,3 +115,128 @@ def _matmul_cost(tiles, g, work, tile):
 
 
 MATMUL = register("poplin.matmul", amp_matmul_cycles, code_bytes=2048, cost=_matmul_cost, static=True)
+
+
+# --------------------------------------------------------------------------- partial-sum reduction
+# graphcore/poplibs sdk-release-2.6 (d29b6c10): lib/poplin/ConvReducePlan.cpp getNumReduceStages /
+# getMultiStageReducePlanAndCost; lib/poplin/PerformanceEstimation.hpp estimateConvReduceCycles,
+# getReduceCycleEstimate (the ReduceAdd vertex), estimateCastCycles. Float partials, 64-bit data
+# path, 6 workers, enableMultiStageReduce on, enableFastReduce off (ConvOptions.hpp defaults).
+DATA_PATH_BITS = 64
+REDUCE_SINGLE_SUPERVISOR = 33  # getReduceCycleEstimate, singleInput: supervisorCycles
+REDUCE_SINGLE_WORKER = 20
+REDUCE_GENERAL_WORKER = 32
+CAST_WORKER = 26  # estimateCastCycles: (max(loads, writes) + 26) * workers
+
+
+def _reduce_stages(depth: int) -> int:
+    """ConvReducePlan.cpp getNumReduceStages: depth >= 125 -> 3, >= 16 -> 2, else 1."""
+    return 3 if depth >= 125 else 2 if depth >= 16 else 1
+
+
+def _plan_and_cost(depth: int, stages: int):
+    if stages == 1:
+        return [], float(depth)
+    down = int(float(depth) ** ((stages - 1.0) / stages))
+    p_dn, c_dn = _plan_and_cost(down, stages - 1)
+    c_dn += depth / down
+    p_up, c_up = _plan_and_cost(down + 1, stages - 1)
+    c_up += depth / (down + 1)
+    return ([down] + p_dn, c_dn) if c_dn < c_up else ([down + 1] + p_up, c_up)
+
+
+def multi_stage_reduce_plan(depth: int) -> list[int]:
+    """getMultiStageReducePlan: the depths of the intermediate partials tensors (empty: one stage)."""
+    return _plan_and_cost(int(depth), _reduce_stages(int(depth)))[0]
+
+
+def reduce_stage_depths(depth: int) -> list[int]:
+    """The depth each stage reduces over, the final stage last (poplin's loop over the plan)."""
+    out, remaining = [], int(depth)
+    for d in multi_stage_reduce_plan(depth):
+        dts = -(-remaining // d)
+        remaining = -(-remaining // dts)
+        out.append(dts)
+    if remaining > 1:
+        out.append(remaining)
+    return out
+
+
+def reduce_add_cycles(out_size, partials, out_float, single_input, workers=6):
+    """getReduceCycleEstimate for float partials (accumulator width 4, 2 partials per 64-bit load)::
+
+        single input:  workers (20 + (2 P + (8 | 7)) ceil((o // 4) / W)) + 33
+        general:       workers (32 [+ 2 P + 13 on a partial last round] + (3 P + (7 | 6)) rounds),
+                       loops = o // 4 + popcount(o mod 4), rounds = loops // W (+ 1 if whole vectors)
+    """
+    o = np.asarray(out_size, dtype=np.int64)
+    P = np.asarray(partials, dtype=np.int64)
+    outf = np.asarray(out_float, dtype=bool)
+    lpw = -(-(o // 4) // workers)
+    single = (REDUCE_SINGLE_WORKER + (2 * P + np.where(outf, 8, 7)) * lpw) * workers + REDUCE_SINGLE_SUPERVISOR
+    loops = o // 4 + (o & 1) + ((o >> 1) & 1)
+    rounds = loops // workers
+    rem = (loops % workers) > 0
+    tail = rem & ((o & 3) > 0)
+    rounds = rounds + (rem & ~tail)
+    general = (REDUCE_GENERAL_WORKER + tail * (2 * P + 13) + (3 * P + np.where(outf, 7, 6)) * rounds) * workers
+    return np.where(np.asarray(single_input, dtype=bool), single, general).astype(np.float64)
+
+
+def cast_estimate_cycles(outputs, out_vector_width, workers=6):
+    """estimateCastCycles (float partials, vector width 2, to the output type)."""
+    opw = -(-np.asarray(outputs, dtype=np.int64) // workers)
+    return ((np.maximum(-(-opw // 2), -(-opw // out_vector_width)) + CAST_WORKER) * workers).astype(np.float64)
+
+
+def conv_reduce_cycles(outputs, depth, in_serial, out_float, tile_bytes, workers=6):
+    """estimateConvReduceCycles: the reduction of ``depth`` float partials into ``outputs`` outputs per
+    tile, stage by stage (getMultiStageReducePlan). ``depth`` is one value; ``outputs`` and
+    ``in_serial`` arrays. A stage uses the single-input vertex when its outputs are whole
+    accumulator vectors (4 floats) and its exchanged partials take under 1/16 of the tile
+    (checkPartialsSizeForSingleInputReduce; memory-element rounding not modelled)."""
+    o = np.asarray(outputs, dtype=np.int64)
+    depth = int(depth)
+    if depth <= 1:  # a cast of float partials to the output type, unless a serial in-chan split defers it
+        cast = cast_estimate_cycles(o, 2 if out_float else 4, workers)
+        return np.where(out_float | (np.asarray(in_serial) > 1), 0.0, cast) * np.ones(o.shape)
+    stages = reduce_stage_depths(depth)
+    size = o * depth
+    remaining = depth
+    cyc = np.zeros(o.shape)
+    for dts in stages:
+        remaining = -(-remaining // dts)
+        size = -(-size // dts)
+        single = (size % 4 == 0) & ((dts - 1) * size * 4 < tile_bytes / 16)
+        cyc = cyc + reduce_add_cycles(size, dts - single, out_float if remaining == 1 else True, single, workers)
+    return cyc
+
+
+def reduce_exchange_cycles(partials, depth, exchange_bytes_per_cycle=4):
+    """addExchangeCycleEstimates' partial sums: the first stage sends the tile's ``partials``
+    (float) whatever the depth; every further stage of the plan its outputs, ceil(bytes / 4)."""
+    p = np.asarray(partials, dtype=np.int64)
+    cyc = -(-(p * 4) // exchange_bytes_per_cycle)
+    if depth <= 1:
+        return cyc.astype(np.float64)
+    size, remaining = p, int(depth)
+    plan = multi_stage_reduce_plan(depth)
+    for i, d in enumerate(plan):
+        if i:
+            cyc = cyc + -(-(size * 4) // exchange_bytes_per_cycle)
+        dts = -(-remaining // d)
+        size = -(-size // dts)
+        remaining = -(-remaining // dts)
+    if remaining > 1 and plan:
+        cyc = cyc + -(-(size * 4) // exchange_bytes_per_cycle)
+    return cyc.astype(np.float64)
+
+
+def _conv_reduce_cost(tiles, g, work, tile):
+    shape = np.shape(tiles)
+    o = np.broadcast_to(np.asarray(g["outputs"]), shape)
+    return tiles, conv_reduce_cycles(o, int(g["depth"]), np.broadcast_to(np.asarray(g.get("in_serial", 1)), shape),
+                                     bool(g.get("out_float", True)), g.get("tile_bytes", 638976), tile.workers)
+
+
+CONV_REDUCE = register("poplin.reduce", conv_reduce_cycles, code_bytes=768, cost=_conv_reduce_cost, static=True)

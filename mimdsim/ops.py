@@ -36,6 +36,7 @@ from .engine.run import run_program
 from .errors import ConfigError
 from .program import Program, ProgramMeta, Superstep, Transfer, VertexSet
 from .validate import check_choice, check_int
+from .kernels.poplin import BYTES
 from .workloads.snn.programs.matmul_plan import plan_matmul
 from .workloads.snn.programs.poptorch import MatmulLowering, spread
 
@@ -97,8 +98,12 @@ class OpReport:
         lines += [f"  {k:<16} {v:>12,.0f}" for k, v in self.cycles.items()]
         if self.plan:
             p = self.plan
+            sK, sN = p["serial"]
+            serial = (f", serial {'input' if sK > 1 else 'output'} channels x {max(sK, sN)}" if sK * sN > 1
+                      else ", no serial split")
             lines.append(f"  split            pM x pK x pN = {' x '.join(map(str, p['split']))} on {p['tiles']} "
-                         f"tiles, blocks {' x '.join(map(str, p['block']))}, temporary {p['temp_bytes']:,} B/tile")
+                         f"tiles{serial}, blocks {' x '.join(map(str, p['block']))}, temporary "
+                         f"{p['temp_bytes']:,} B/tile")
         lines += ["  superstep        count      compute     exchange         sync         host"]
         lines += [f"  {name:<15}{s['count']:>6}" + "".join(f"{s[k]:>13,.0f}" for k in COST_KINDS)
                   for name, s in self.steps.items()]
@@ -208,13 +213,29 @@ def _matmul(shape: dict, sys):
     m, k, n = (check_int(d, shape[d], low=1, fix=f"the matmul's {d.upper()} dimension") for d in ("m", "k", "n"))
     chip = sys.chip
     plan = plan_matmul("op", m, k, n, chip, prec, tiles=chip.tiles)
+    e = BYTES[prec]
+    live = -(-((m * k + k * n + m * n) * e) // chip.tiles)  # the operands and the result, spread over the tiles
+    if live + plan.temp_bytes > chip.sram_per_tile:
+        raise ConfigError(f"matmul [{m} x {k}] . [{k} x {n}] ({prec}) does not fit {chip.name}: its operands and "
+                          f"result take {live:,} B per tile and poplin's plan {plan.temp_bytes:,} B of temporaries, "
+                          f"more than a tile's {chip.sram_per_tile:,} B; lower --m, --k or --n")
     low = MatmulLowering(plan, 0, chip.tiles)
     red_x, red_v = low.reduction("op", None)
-    steps = [Superstep("operands", "forward", (), tuple(low.operands("op", rhs_resident=False))),
-             Superstep("matmul", "forward", (low.matmul(None),), tuple(red_x))]
+    lhs, rhs = low.operands("op", rhs_resident=False)
+    before = []
+    if plan.broadcast_before_loop:  # poplin's broadcastInputBeforeLoop: the lhs blocks once, before the loop
+        before.append(Superstep("inputs", "forward", (), (lhs,)))
+    iteration = [Superstep("operands", "forward", (), (rhs,) if plan.broadcast_before_loop else (lhs, rhs)),
+                 Superstep("matmul", "forward", (low.matmul(None),), tuple(red_x))]
+    if plan.serial > 1:
+        iteration.insert(0, Superstep("slice", "forward", tuple(low.serial_slices(None))))
     if red_v:
-        steps.append(Superstep("reduce", "forward", tuple(red_v)))
-    described = {**plan.describe(), "temp_bytes": plan.temp_bytes, "planner_cycles": plan.cycles}
+        iteration.append(Superstep("reduce", "forward", tuple(red_v)))
+    if low.serial_tail(None):
+        iteration.append(Superstep("update" if plan.sN > 1 else "add", "forward", tuple(low.serial_tail(None))))
+    steps = before + iteration * plan.serial  # the same supersteps, once per serial iteration
+    described = {**plan.describe(), "temp_bytes": plan.temp_bytes, "planner_cycles": plan.cycles,
+                 "broadcast_before_loop": plan.broadcast_before_loop}
     return steps, described
 
 

@@ -107,3 +107,65 @@ def test_cli_op(tmp_path, capsys):
     assert "--m 1024" in capsys.readouterr().err  # the flag, not the Python argument
     assert main(["op", "exchange", "--bytes", "8", "--pattern", "bcast"]) == 2
     assert "Did you mean 'broadcast'" in capsys.readouterr().err
+
+
+# ---- poplin's planner: serial splits, the reduction counted, the memory rule (issue 24)
+import numpy as np  # noqa: E402
+from mimdsim.arch import as_system as _as_system  # noqa: E402
+from mimdsim.kernels.poplin import conv_reduce_cycles, reduce_stage_depths  # noqa: E402
+from mimdsim.workloads.snn.programs.matmul_plan import AVAILABLE_MEMORY_PROPORTION  # noqa: E402
+
+
+def test_serial_split_by_hand():
+    """[16 x 64] . [64 x 32] fp16 on one MK2 tile, forced to 2 serial input-channel iterations
+    (ConvModel.cpp addEstimates). Per iteration: the input slice DynamicSlice1D(ceil(1024 / 2) =
+    512 halves) = 25 + 6 (35 + 24 + 2 (86 // 4)) = 631, the weight slice (1024 halves, 171 per
+    worker) = 25 + 6 (59 + 2 x 42) = 883, the in-place add of the 512 float outputs
+    BinaryOp1DInPlace = 6 (58 + ceil(86 / 2) x 3) + 11 = 1133; once: the deferred cast
+    (ceil(86 / 2) = 43 + 26) x 6 = 414. Serial cycles 2 (631 + 883 + 1133) + 414 = 5708; the AMP
+    runs twice on a 16 x 32 x 32 block."""
+    mk2 = _as_system("ipu-mk2").chip
+    p = plan_matmul("x", 16, 64, 32, mk2, "fp16", tiles=1, force=(1, 1, 1, 2, 1))
+    assert (p.sK, p.sN, p.m, p.k, p.n) == (2, 1, 16, 32, 32)
+    assert p.serial_cycles == 2 * (631 + 883 + 1133) + 414 == 5708
+    one = plan_matmul("x", 16, 32, 32, mk2, "fp16", tiles=1, force=(1, 1, 1))
+    assert p.compute_cycles == 2 * one.compute_cycles
+    # temporaries: the iteration's lhs 16 x 32 x 2, rhs 32 x 32 x 2, partials 16 x 32 x 4, and the
+    # in-place add's copy of the outputs 16 x 32 x 4 (addInPlaceEstimate)
+    assert p.temp_bytes == 1024 + 2048 + 2048 + 2048
+
+
+def test_conv_reduce_by_hand():
+    """estimateConvReduceCycles: 96 outputs of depth 11, one stage (depth < 16), the single-input
+    ReduceAdd (96 % 4 == 0): 6 (20 + (2 x 10 + 8) ceil(24 / 6)) + 33 = 825. Depth 32 runs two
+    stages of 6 (getMultiStageReducePlan: 32^(1/2) -> 5 or 6, 6 costs fewer messages)."""
+    assert conv_reduce_cycles(np.array([96]), 11, 1, True, 638976)[0] == 825
+    assert reduce_stage_depths(32) == [6, 6] and reduce_stage_depths(11) == [11]
+    assert reduce_stage_depths(200) == [6, 6, 6]
+
+
+def test_4096_cubed_fp16_on_a_bow_is_placed_with_a_serial_split():
+    bow = _as_system("bow").chip
+    r = op("matmul", "bow", m=4096, k=4096, n=4096, precision="fp16")
+    p = r.plan
+    assert p["serial"] == [1, 19] and p["split"] == [13, 8, 14] and p["block"] == [316, 512, 16]
+    assert p["temp_bytes"] <= AVAILABLE_MEMORY_PROPORTION * bow.sram_per_tile  # the chosen split fits
+    assert r.steps["matmul"]["count"] == 19 and r.steps["inputs"]["count"] == 1  # broadcastInputBeforeLoop
+    assert "serial output channels x 19" in r.summary()
+
+
+def test_forced_splits_are_slower_and_the_reduction_is_counted():
+    bow = _as_system("bow").chip
+    best = plan_matmul("x", 4096, 4096, 4096, bow, "fp16")
+    assert best.cycles == best.compute_cycles + best.exchange_cycles + best.reduce_cycles + best.serial_cycles
+    for f in [(13, 8, 14, 1, 20), (13, 8, 14, 1, 38), (14, 8, 13, 1, 20), (13, 4, 28, 1, 10), (7, 8, 26, 1, 10),
+              (13, 8, 14, 2, 1)]:
+        forced = plan_matmul("x", 4096, 4096, 4096, bow, "fp16", force=f)
+        if forced.temp_bytes <= AVAILABLE_MEMORY_PROPORTION * bow.sram_per_tile:
+            assert forced.cycles > best.cycles, f
+    # pK = 8 reduces 8 partials: its reduction and the partial sums' exchange are in the estimate
+    assert best.pK == 8 and best.reduce_cycles > 0
+    # more tiles never plan slower (the choice counts the reduction it creates)
+    for M, K, N in [(128, 784, 1000), (1024, 1024, 1024), (512, 2048, 256)]:
+        assert plan_matmul("x", M, K, N, bow, "fp16").cycles <= plan_matmul("x", M, K, N, bow, "fp16",
+                                                                            tiles=1216).cycles

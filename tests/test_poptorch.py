@@ -57,33 +57,39 @@ def test_planner_chooses_a_split_that_fits_and_beats_forced_ones():
     # one tile cannot hold the whole matmul's operands within the memory proportion
     one = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", force=(1, 1, 1))
     assert one.temp_bytes > AVAILABLE_MEMORY_PROPORTION * MK2.sram_per_tile
-    with pytest.raises(ConfigError, match=r"no split over 1 tiles.*0.6 x 638976 B"):
-        plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=1)
+    # on one tile poplin time-slices it (a serial split) until the temporaries fit the proportion
+    serial = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=1)
+    assert serial.tiles == 1 and serial.serial > 1 and min(serial.sK, serial.sN) == 1
+    assert serial.temp_bytes <= AVAILABLE_MEMORY_PROPORTION * MK2.sram_per_tile
+    # no split in time shrinks the field: 100,000 rows of 16 halves exceed a tile
+    with pytest.raises(ConfigError, match=r"needs [\d,]+ B of temporaries per tile, more than a tile's 638,976 B"):
+        plan_matmul("tall", 100_000, 16, 16, MK2, "fp16", tiles=1)
 
 
 def test_seed_first_layer_memory_per_tile_by_hand():
-    """fc1 of the seed configuration in fp16: the plan splits [128 x 784] . [784 x 1000] as
-    pM x pK x pN = 3 x 7 x 63 with blocks 43 x 112 x 16 (784 = 7 x 112; 1000 = 62 x 16 + 8).
+    """fc1 of the seed configuration in fp16: poplin's estimate picks pM x pK x pN = 2 x 10 x 63
+    with blocks 64 x 80 x 16 (784 = 9 x 80 + 64; 1000 = 62 x 16 + 8), no serial split.
 
-    Temporary memory of a tile: lhs 43 x 112 x 2 B = 9632, rhs 112 x 16 x 2 B = 3584, float
-    partials 43 x 16 x 4 B = 2752, reduction buffer: the tile sums ceil(43 x 16 / 7) = 99
-    outputs, receiving 6 partials of each, 99 x 6 x 4 B = 2376; total 18,344 B.
+    Temporary memory of a tile (ConvModel.cpp addEstimates: the conv's temporaries and the
+    reduction's, the larger): lhs 64 x 80 x 2 B = 10240, rhs 80 x 16 x 2 B = 2560, float partials
+    64 x 16 x 4 B = 4096 -> 16,896 B, against the reduction's ceil(1024 / 10) x 10 x 4 = 4,120 B.
 
-    Resident: the weight block 112 x 16 x 2 B = 3584 B on each of the 7 x 63 = 441 home tiles
-    (iM = 0; the 63rd column block holds 8 columns: 1792 B) and Adam's two moments, 7168 B.
-    The input history T B n_in = 25 x 128 x 784 = 2,508,800 values over 1472 tiles:
-    ceil(2,508,800 / 1472) = 1705 per tile, 3410 B.
+    Resident: the weight block 80 x 16 x 2 B = 2560 B on each of the 10 x 63 = 630 home tiles
+    (iM = 0; the last K block holds 64 rows and the last N block 8 columns: 64 x 8 x 2 = 1024 B)
+    and Adam's two moments, 5120 B. The input history T B n_in = 25 x 128 x 784 = 2,508,800
+    values over 1472 tiles: ceil(2,508,800 / 1472) = 1705 per tile, 3410 B.
     """
     net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
     prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,
                            structure=net.structure, precision="fp16", schedule="poptorch")
     fc1 = prog.plan.matmuls[0]
-    assert (fc1.name, fc1.pM, fc1.pK, fc1.pN, fc1.m, fc1.k, fc1.n) == ("L1.fc", 3, 7, 63, 43, 112, 16)
-    assert fc1.temp_bytes == 9632 + 3584 + 2752 + 2376 == 18344
+    assert (fc1.name, fc1.pM, fc1.pK, fc1.pN, fc1.m, fc1.k, fc1.n) == ("L1.fc", 2, 10, 63, 64, 80, 16)
+    assert (fc1.sK, fc1.sN) == (1, 1)
+    assert fc1.temp_bytes == 10240 + 2560 + 4096 == 16896
     by_name = {t.name: t for t in prog.tensors if t.layer == 1}
     w = by_name["L1.weights"]
-    assert w.tiles.size == 441 and w.nbytes.max() == 3584 and w.nbytes.min() == 1792
-    assert by_name["L1.adam_moments"].nbytes.max() == 7168
+    assert w.tiles.size == 630 and w.nbytes.max() == 2560 and w.nbytes.min() == 1024
+    assert by_name["L1.adam_moments"].nbytes.max() == 5120
     assert by_name["L1.input_history"].nbytes.max() == 3410
     mimdsim.compiler.memory.check_fits(prog)
 
@@ -274,3 +280,23 @@ def test_static_input_from_the_command_line_executes(capsys):
     assert "error" not in out.err and "never spiked" not in out.err
     rows = [ln.split() for ln in out.out.splitlines() if re.match(r"\s+[012]\s+\d", ln)]
     assert len(rows) == 3 and all(float(r[4].rstrip("%")) > 0 for r in rows)
+
+
+def test_leaky_step_as_popart_builds_it():
+    """Sun's seed (fp32, Leaky): every element-wise op of snnTorch's Leaky is its own compute set
+    (8 forward, 3 backward per layer and step). The hidden layer's [128 x 1000] state on a linear
+    mapping holds ceil(128,000 / 1472) = 87 elements on the fullest tile, 15 per worker:
+    ``+ input_`` is BinaryOp1D 6 (29 + ceil(15 / 2) x 3) + 11 = 329 cycles, ``beta * mem``
+    BroadcastScalar1D 6 (20 + 8 x 2) + 11 = 227, each with its own 126-cycle sync."""
+    from mimdsim.engine.run import run_program
+
+    net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
+    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,
+                           structure=net.structure, schedule="poptorch")
+    steps = run_program(prog).steps
+    fwd = [k for k in steps if k.startswith("fwd.neuron") and k.endswith(".L1")]
+    bwd = [k for k in steps if k.startswith("bwd.neuron") and k.endswith(".L1")]
+    assert len(fwd) == 8 and len(bwd) == 3
+    assert steps["fwd.neuron.op4.L1"]["compute"] == 25 * 329
+    assert steps["fwd.neuron.op3.L1"]["compute"] == 25 * 227
+    assert steps["fwd.neuron.op3.L1"]["sync"] == 25 * 126

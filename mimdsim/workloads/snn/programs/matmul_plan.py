@@ -1,26 +1,34 @@
-"""A poplin-style matmul planner: how to split ``[M x K] . [K x N]`` over the tiles.
+"""poplin's matmul planner: how to split ``[M x K] . [K x N]`` over the tiles, and in time.
 
-poplin (graphcore/poplibs ``lib/poplin/ConvPlan.cpp``, ``MatMul.cpp``) plans a matmul as a 1x1
-convolution: it splits the field (the M rows: the batch), the input channels (K) and the
-output channels (N) over the tiles, estimates every candidate's cycles — exchange of the
-operand blocks into the tiles, the AMP vertex on each tile, and, when K is split, the
-exchange and reduction of the partial sums — and keeps the fastest candidate whose
-temporary memory per tile fits ``available_memory_proportion`` of the tile (poplin's
-``availableMemoryProportion`` option, default 0.6). This module does the same search over
-every distinct split (block sizes change only at ``ceil(X / p)`` boundaries), vectorised
-over candidates:
+poplin (graphcore/poplibs sdk-release-2.6, ``lib/poplin/MatMul.cpp``, ``ConvModel.cpp``,
+``ConvPlan.cpp``) plans a matmul as a 1x1 convolution: the M rows are the field, K the input
+channels, N the output channels. At the tile level it splits the field (pM), the input
+channels (pK) and the output channels (pN) over the tiles **and** the input or output channels
+in time (``inChanSplit.serial`` sK, ``outChanSplit.serial`` sN; only one kind at a time:
+``constructModel``, ``m.equal(m.min({inSerial, outSerial}), 1)``). It estimates each candidate's
+cycles with ``addEstimates`` and keeps the fastest whose temporary bytes per tile fit
+``availableMemoryProportion`` x the tile's memory (``ConvPlan.cpp runPlanner``); when none
+fits it doubles the bound while the bound is below twice the tile memory, then plans with
+no bound (``createPlan``'s ``minimizeMemory``). This module makes the same choice over every
+distinct split, vectorised over candidates; the estimate (ConvModel.cpp ``addEstimates``)::
 
-    tiles      = pM pK pN <= tiles available
-    compute    = poplin.matmul vertex (kernels.poplin) on an m x k x n block
-    exchange   = (m k e_lhs + [rhs not resident or pM > 1] k n e_rhs) / recv B/cycle
-                 + exchange latency + phase overhead + sync
-    reduction  = pK > 1: partials m n 4 B; each tile receives (pK - 1)/pK of its share and
-                 sums pK partials per output (popops reduce), + latency, overhead, sync
-    temporary  = m k e_lhs + k n e_rhs + m n 4 (+ reduction buffers)  <= proportion x SRAM
+    S          = sK sN  (serial iterations);  used tiles = pM pK pN
+    per iter.  = dynamic slices  DS1D(ceil(MK/used / sK)) [sK > 1] + DS1D(ceil(KN/used / S)) [S > 1]
+               + exchange   ceil((mk - mk // pN) e / (4 | 8 if pN even))          inputs
+                            + ceil((kn - kn // pM) e / 4)                          weights
+                            + ceil(mn 4 / 4) + later reduce stages' outputs        partial sums
+               + poplin.matmul(m, k, n)                                            AMP vertex
+               + estimateConvReduceCycles(ceil(mn / pK), pK, sK)                   reduction
+               + DS1D(ceil(ceil(mn/pK) / sN)) [sN > 1] + BinaryOp1DInPlace(ceil(mn/pK)) [sK > 1]
+    total      = S per iter. + rearrange before slice (FC passes, S > 1) + cast (sK > 1)
+                 (the input exchange once, before the loop, when sN > 1 and sK = 1:
+                  ``broadcastInputBeforeLoop``)
+    temporary  = [bibl] mk e + [FC, S > 1] KN/used e
+                 + max((1 - bibl) mk e + kn e + mn 4, ceil(mn/pK) pK 4 [pK > 1])
+                 + [sK > 1] ceil(mn/pK) 4                     <= bound
 
-Operand blocks are counted as received in full (the lhs comes from the previous op's
-layout; the rhs is resident only for the forward weights, on one of the pM tiles sharing
-its block). A split that leaves every tile one AMP group is the finest poplin considers.
+The estimate has no sync and no fixed exchange term (poplin's has none); the engine charges
+those when the plan runs (``MatmulLowering``).
 """
 from __future__ import annotations
 
@@ -28,19 +36,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....kernels.poplibs import reduce_cycles
-from ....kernels.poplin import BYTES, IN_CHANS, amp_matmul_cycles, conv_units
+from ....kernels.poplibs import binary_op_cycles, dynamic_slice_cycles
+from ....kernels.poplin import (BYTES, IN_CHANS, amp_matmul_cycles, cast_estimate_cycles, conv_reduce_cycles,
+                                conv_units, reduce_exchange_cycles)
 from ....kernels.tile import Tile
 
 from ....errors import ConfigError
 
-AVAILABLE_MEMORY_PROPORTION = 0.6  # poplin ConvOptions availableMemoryProportion default (PopTorch keeps it)
-PARTIAL_BYTES = 4  # float partials (poplin's default partialsType)
+AVAILABLE_MEMORY_PROPORTION = 0.6  # poplin ConvOptions.hpp / MatMul.cpp availableMemoryProportion default (PopTorch keeps it)
+PARTIAL_BYTES = 4  # float partials (ConvOptions.hpp partialsType default)
+EXCHANGE_BYTES_PER_CYCLE = 4  # poplin ExchangeEstimator: Target::getExchangeBytesPerCycle
+MEMORY_BOUND_STEPS = 2  # createPlan minimizeMemory: bound x 2 while below 2 x bytesPerTile (0.6 -> 1.2 -> 2.4)
 
 
 @dataclass(frozen=True)
 class MatmulPlan:
-    """One matmul's split: ``pM x pK x pN`` tiles, blocks ``m x k x n``, and its estimated cost."""
+    """One matmul's split: ``pM x pK x pN`` tiles, ``sK`` or ``sN`` serial iterations, per-iteration
+    blocks ``m x k x n``, and poplin's estimate of it."""
 
     name: str
     M: int
@@ -53,74 +65,156 @@ class MatmulPlan:
     m: int
     k: int
     n: int
-    compute_cycles: float
-    exchange_cycles: float
-    reduce_cycles: float
+    compute_cycles: float  # AMP vertex, all iterations
+    exchange_cycles: float  # operands and partial sums, all iterations
+    reduce_cycles: float  # reduction, all iterations
     temp_bytes: int
+    sK: int = 1
+    sN: int = 1
+    serial_cycles: float = 0.0  # dynamic slices / updates, in-place adds, rearrangement, cast
+    broadcast_before_loop: bool = False
+    memory_bound: float = 0.0  # the bytes bound the plan was chosen under (inf: none)
 
     @property
     def tiles(self) -> int:
         return self.pM * self.pK * self.pN
 
     @property
+    def serial(self) -> int:
+        return self.sK * self.sN
+
+    @property
     def cycles(self) -> float:
-        return self.compute_cycles + self.exchange_cycles + self.reduce_cycles
+        return self.compute_cycles + self.exchange_cycles + self.reduce_cycles + self.serial_cycles
 
     def describe(self) -> dict:
         return {"matmul": self.name, "shape": [self.M, self.K, self.N], "split": [self.pM, self.pK, self.pN],
-                "block": [self.m, self.k, self.n], "tiles": self.tiles, "cycles": round(self.cycles)}
+                "serial": [self.sK, self.sN], "block": [self.m, self.k, self.n], "tiles": self.tiles,
+                "cycles": round(self.cycles)}
 
 
 def _splits(X: int, grain: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (parts, block size) of X split in blocks of whole ``grain``s, at most ``limit`` parts."""
+    """Distinct (parts, block size in grains) of X split in blocks of whole ``grain``s, at most ``limit`` parts."""
     units = -(-X // grain)
     p = np.arange(1, min(units, max(limit, 1)) + 1)
-    per = -(-units // p)
-    per = np.unique(per)
-    parts = -(-units // per)
-    return parts, np.minimum(per * grain, X)
+    per = np.unique(-(-units // p))
+    return -(-units // per), per
+
+
+def _channel_options(X: int, grain: int, limit: int, serial: bool):
+    """(parallel, serial, block) options of a channel dimension: for each distinct parallel split
+    the distinct serial splits of its block (ceil(ceil(u/p)/s) = ceil(u/(p s))), smallest serial first."""
+    par, per = _splits(X, grain, limit)
+    if not serial:
+        return par, np.ones_like(par), np.minimum(per * grain, X)
+    P, S, B = [], [], []
+    for p_, u in zip(par, per):
+        s_parts, s_per = _splits(int(u) * grain, grain, int(u))
+        P.append(np.full(s_parts.size, p_))
+        S.append(s_parts)
+        B.append(np.minimum(s_per * grain, X))
+    return np.concatenate(P), np.concatenate(S), np.concatenate(B)
+
+
+def _ds1d(elements, dtype_bytes, tile):
+    return dynamic_slice_cycles(elements, 1, dtype_bytes, 1, tile)
+
+
+def _estimate(M, K, N, pM, pK, pN, sK, sN, m, k, n, e, tile, precision, fc_pass, zeroing, rhs_resident, sram):
+    """poplin's addEstimates for the candidates (arrays); returns the cost parts and temporaries."""
+    S = sK * sN
+    used = pM * pK * pN
+    in_tile = -(-(M * K) // used)
+    w_tile = -(-(K * N) // used)
+    ds = (np.where(sK > 1, _ds1d(-(-in_tile // sK), e, tile), 0.0)
+          + np.where(S > 1, _ds1d(-(-w_tile // S), e, tile), 0.0))
+    mk, kn, mn = m * k, k * n, m * n
+    x_in = -(-((mk - mk // pN) * e) // (EXCHANGE_BYTES_PER_CYCLE * np.where(pN % 2 == 0, 2, 1)))
+    x_w = -(-((kn - kn // pM) * e) // EXCHANGE_BYTES_PER_CYCLE)
+    if rhs_resident:  # the forward weights already sit on their tiles (the plan's own layout)
+        x_w = np.where(pM == 1, 0, x_w)
+    out_tile = -(-mn // pK)
+    x_red = np.zeros(mn.shape)
+    red = np.zeros(mn.shape)
+    out_float = precision == "fp32"
+    for d in np.unique(pK):
+        sel = pK == d
+        x_red[sel] = reduce_exchange_cycles(mn[sel], int(d), EXCHANGE_BYTES_PER_CYCLE)
+        red[sel] = conv_reduce_cycles(out_tile[sel], int(d), sK[sel], out_float, sram, tile.workers)
+    amp = amp_matmul_cycles(m, k, n, tile, precision, zeroing)
+    upd = np.where(sN > 1, _ds1d(-(-out_tile // sN), PARTIAL_BYTES, tile), 0.0)
+    add = np.where(sK > 1, binary_op_cycles(out_tile, "tensor", True, PARTIAL_BYTES, tile), 0.0)
+    rbs = np.where(fc_pass & (S > 1), -(-(w_tile * e) // EXCHANGE_BYTES_PER_CYCLE) + w_tile, 0)
+    cast = np.where(sK > 1, cast_estimate_cycles(out_tile, 2 if out_float else 4, tile.workers), 0.0)
+    bibl = (sK == 1) & (sN > 1)
+    conv_temp = kn * e + mn * PARTIAL_BYTES
+    red_temp = np.where(pK > 1, out_tile * pK * PARTIAL_BYTES, 0)
+    rbs_temp = np.where(fc_pass & (S > 1), w_tile * e, 0)
+    add_temp = np.where(sK > 1, out_tile * PARTIAL_BYTES, 0)
+    temp = rbs_temp + np.maximum(np.maximum(mk * e + conv_temp, red_temp), rbs_temp) + add_temp
+    temp_b = mk * e + rbs_temp + np.maximum(np.maximum(conv_temp, red_temp), rbs_temp) + add_temp
+    return dict(S=S, used=used, ds=ds, x_in=x_in, x_w=x_w, x_red=x_red, amp=amp, red=red, upd=upd, add=add,
+                rbs=rbs, cast=cast, bibl=bibl, temp=temp, temp_b=temp_b)
 
 
 def plan_matmul(name, M, K, N, chip, precision="fp16", *, tiles=None, rhs_resident=False, zeroing=True,
-                memory_proportion=AVAILABLE_MEMORY_PROPORTION, force=None) -> MatmulPlan:
-    """The fastest split of ``[M x K] . [K x N]`` on ``tiles`` tiles of ``chip`` (a ChipSpec)
-    whose temporary memory fits; ``force=(pM, pK, pN)`` costs that split instead."""
+                memory_proportion=AVAILABLE_MEMORY_PROPORTION, force=None, serial=True,
+                fc_pass=False) -> MatmulPlan:
+    """poplin's plan of ``[M x K] . [K x N]`` on ``tiles`` tiles of ``chip`` (a ChipSpec).
+
+    ``force=(pM, pK, pN)`` or ``(pM, pK, pN, sK, sN)`` costs that split instead; ``serial=False``
+    leaves serial splits out; ``fc_pass``: a fully-connected training pass (PopART's matmuls),
+    which pays poplin's rearrangement of the weights before a serial loop."""
     T = int(tiles if tiles is not None else chip.tiles)
     tile = Tile.of(chip, precision)
     e = BYTES[precision]
     units = conv_units(tile, precision)
+    sram = chip.sram_per_tile
     if force is not None:
-        pM, pK, pN = (int(v) for v in force)
-        m, k, n = -(-M // pM), -(-K // pK), -(-N // pN)
-        cand = [np.array([v]) for v in (pM, pK, pN, m, k, n)]
+        f = [int(v) for v in force] + [1, 1][len(force) - 3:]
+        pM, pK, pN, sK, sN = (np.array([v]) for v in f)
+        m, k, n = -(-M // pM), -(-K // (pK * sK)), -(-N // (pN * sN))
     else:
         gM = _splits(M, 1, T)
-        gK = _splits(K, IN_CHANS[precision], T)
-        gN = _splits(N, units, T)
-        grid = np.meshgrid(np.arange(gM[0].size), np.arange(gK[0].size), np.arange(gN[0].size), indexing="ij")
-        iM, iK, iN = (g.ravel() for g in grid)
-        cand = [gM[0][iM], gK[0][iK], gN[0][iN], gM[1][iM], gK[1][iK], gN[1][iN]]
-    pM, pK, pN, m, k, n = cand
-    used = pM * pK * pN
-    compute = amp_matmul_cycles(m, k, n, tile, precision, zeroing)
-    rhs_in = np.where(rhs_resident & (pM == 1), 0, k * n * e)
-    fixed = chip.exchange_latency_cycles + chip.exchange_phase_overhead_cycles + chip.sync_cycles
-    exchange = (m * k * e + rhs_in) / chip.exchange_recv_bytes_per_cycle + fixed
-    share = -(-(m * n) // pK)  # outputs each tile of a reduction group sums
-    red = np.where(pK > 1, share * (pK - 1) * PARTIAL_BYTES / chip.exchange_recv_bytes_per_cycle + fixed
-                   + reduce_cycles(share, pK, 1, PARTIAL_BYTES, tile), 0.0)
-    temp = m * k * e + k * n * e + m * n * PARTIAL_BYTES + np.where(pK > 1, share * (pK - 1) * PARTIAL_BYTES, 0)
-    budget = memory_proportion * chip.sram_per_tile
-    ok = (used <= T) & (temp <= budget)
-    if force is None and not ok.any():
-        raise ConfigError(f"matmul {name} [{M} x {K}] . [{K} x {N}] ({precision}) has no split over {T} tiles whose "
-                          f"temporary memory fits {memory_proportion:g} x {chip.sram_per_tile} B per tile; "
-                          f"lower the batch or the layer sizes, or use more tiles")
-    total = compute + exchange + red
-    # fastest; ties go to fewer tiles
-    i = int(np.lexsort((used, np.where(ok, total, np.inf)))[0]) if force is None else 0
+        kP, kS, kB = _channel_options(K, IN_CHANS[precision], T, serial)
+        nP, nS, nB = _channel_options(N, units, T, serial)
+        iM, iK, iN = np.meshgrid(np.arange(gM[0].size), np.arange(kP.size), np.arange(nP.size), indexing="ij")
+        iM, iK, iN = iM.ravel(), iK.ravel(), iN.ravel()
+        keep = (np.minimum(kS[iK], nS[iN]) == 1) & (gM[0][iM] * kP[iK] * nP[iN] <= T)
+        iM, iK, iN = iM[keep], iK[keep], iN[keep]
+        pM, m = gM[0][iM], np.minimum(gM[1][iM], M)
+        pK, sK, k = kP[iK], kS[iK], kB[iK]
+        pN, sN, n = nP[iN], nS[iN], nB[iN]
+    c = _estimate(M, K, N, pM, pK, pN, sK, sN, m, k, n, e, tile, precision, fc_pass, zeroing, rhs_resident, sram)
+    S = c["S"]
+    loop = c["ds"] + c["x_w"] + c["x_red"] + c["amp"] + c["red"] + c["upd"] + c["add"]
+    total_a = S * (loop + c["x_in"]) + c["rbs"] + c["cast"]
+    total_b = np.where(c["bibl"], S * loop + c["x_in"] + c["rbs"] + c["cast"], np.inf)
+    bound = memory_proportion * sram
+    bounds = [bound * 2 ** i for i in range(MEMORY_BOUND_STEPS + 1)] + [np.inf]
+    if force is not None:
+        bounds = [np.inf]
+    for b in bounds:
+        ta = np.where(c["temp"] <= b, total_a, np.inf)
+        tb = np.where(c["temp_b"] <= b, total_b, np.inf)
+        best = np.minimum(ta, tb)
+        if np.isfinite(best).any():
+            break
+    i = int(np.lexsort((c["used"], best))[0])  # fastest; ties go to fewer tiles
+    use_b = bool(tb[i] < ta[i])
+    temp = int(c["temp_b"][i] if use_b else c["temp"][i])
+    if force is None and temp > sram:
+        raise ConfigError(f"matmul {name} [{M} x {K}] . [{K} x {N}] ({precision}): poplin's best plan over {T} tiles "
+                          f"needs {temp:,} B of temporaries per tile, more than a tile's {sram:,} B; lower the batch "
+                          f"or the layer sizes, or use more tiles")
+    s = int(S[i])
+    x_in = float(c["x_in"][i]) * (1 if use_b else s)
     return MatmulPlan(name, int(M), int(K), int(N), precision, int(pM[i]), int(pK[i]), int(pN[i]), int(m[i]),
-                      int(k[i]), int(n[i]), float(compute[i]), float(exchange[i]), float(red[i]), int(temp[i]))
+                      int(k[i]), int(n[i]), s * float(c["amp"][i]),
+                      x_in + s * float(c["x_w"][i] + c["x_red"][i]), s * float(c["red"][i]), temp,
+                      int(sK[i]), int(sN[i]),
+                      s * float(c["ds"][i] + c["upd"][i] + c["add"][i]) + float(c["rbs"][i] + c["cast"][i]),
+                      use_b, float(b))
 
 
 def block_sizes(X: int, parts: int, block: int) -> np.ndarray:

@@ -46,7 +46,20 @@ from .matmul_plan import MatmulPlan, block_sizes, plan_matmul
 
 FWD_KINDS = (("matmul", "mm", "x_mm"), ("reduce", "red", "x_red"), ("rmatmul", "rmm", "x_rmm"),
              ("rreduce", "rred", "x_rred"), ("neuron", "neuron", "x_neuron"))
-BWD_KINDS = (("neuron", "neuron", "x_neuron"), ("wgrad", "wg", "x_wg"), ("wreduce", "wred", "x_wred"),
+# snnTorch's Leaky as PopART builds it: one popops call (one compute set) per element-wise op
+# (popart willow/src/popx/op/elementwisex.cpp: ElementWiseBinary[In|Out]placeOpx::grow calls
+# popops::add / sub / mul once; the study's FastSigmoid custom op, vinniesun/snntorch-ipu
+# custom_ops/fast_sigmoid.cpp, one popops::mapInPlace / map expression each). Forward, per layer
+# and step (snntorch leaky.py / neurons.py): mem - threshold, FastSigmoid (the reset),
+# reset * threshold, beta * mem, + input_, - reset * threshold, mem - threshold, FastSigmoid (the spike)
+LEAKY_FORWARD_OPS = (("scalar", 0), ("map", 2), ("scalar", 0), ("scalar", 0), ("tensor", 0), ("tensor", 0),
+                     ("scalar", 0), ("map", 2))
+# backward (PopART autodiff; the reset is detached): FastSigmoidGrad's map (Divide, Pow, Add, Abs),
+# the sum of the spike's and the next step's membrane gradients, beta * dL/dmem
+LEAKY_BACKWARD_OPS = (("map", 4), ("tensor", 0), ("scalar", 0))
+FWD_KINDS = FWD_KINDS + tuple((f"neuron.op{i}", f"neuron{i}", None) for i in range(1, len(LEAKY_FORWARD_OPS)))
+BWD_KINDS = (("neuron", "neuron", "x_neuron"), ) + tuple((f"neuron.op{i}", f"neuron{i}", None)
+                                                        for i in range(1, len(LEAKY_BACKWARD_OPS))) + (("wgrad", "wg", "x_wg"), ("wreduce", "wred", "x_wred"),
              ("rwgrad", "rwg", "x_rwg"), ("rwreduce", "rwred", "x_rwred"), ("igrad", "ig", "x_ig"),
              ("ireduce", "ired", "x_ired"), ("rigrad", "rig", "x_rig"), ("rireduce", "rired", "x_rired"))
 
@@ -72,9 +85,37 @@ class MatmulLowering:
         self.iM, self.iK, self.iN = iM, iK, iN
         self.tiles = (base + np.arange(plan.tiles)) % n_tiles
         self.m = block_sizes(plan.M, pM, plan.m)[iM]
-        self.k = block_sizes(plan.K, pK, plan.k)[iK]
-        self.n = block_sizes(plan.N, pN, plan.n)[iN]
+        # blocks of one serial iteration: the tile's parallel block cut in sK (sN) slices
+        self.k = -(-block_sizes(plan.K, pK, min(plan.k * plan.sK, plan.K))[iK] // plan.sK)
+        self.n = -(-block_sizes(plan.N, pN, min(plan.n * plan.sN, plan.N))[iN] // plan.sN)
         self.base, self.T = base, n_tiles  # message sources are spread over the chip from ``base``
+
+    def serial_slices(self, layer) -> list[VertexSet]:
+        """Before each serial iteration (S > 1): the iteration's input slice (sK > 1) and weight
+        slice, DynamicSlice1D on each tile (ConvModel.cpp addDynamicSliceEstimate)."""
+        p, e = self.p, BYTES[self.p.precision]
+        if p.serial == 1:
+            return []
+        used = p.tiles
+        out = [VertexSet("popops.dynamic_slice", layer, self.tiles,
+                         dict(elements=np.full(used, -(-(-(-(p.K * p.N) // used)) // p.serial)), dtype_bytes=e))]
+        if p.sK > 1:
+            out.append(VertexSet("popops.dynamic_slice", layer, self.tiles,
+                                 dict(elements=np.full(used, -(-(-(-(p.M * p.K) // used)) // p.sK)), dtype_bytes=e)))
+        return out
+
+    def serial_tail(self, layer) -> list[VertexSet]:
+        """After each serial iteration: the outputs' dynamic update (sN > 1) or the partials' in-place
+        add (sK > 1) on each tile (addDynamicUpdateEstimate, addInPlaceEstimate)."""
+        p = self.p
+        out_tile = -(-(self.m * self.n) // p.pK)
+        if p.sN > 1:
+            return [VertexSet("popops.dynamic_update", layer, self.tiles,
+                              dict(elements=-(-out_tile // p.sN), dtype_bytes=F32))]
+        if p.sK > 1:
+            return [VertexSet("popops.binary_op", layer, self.tiles,
+                              dict(elements=out_tile, form="tensor", in_place=True, dtype_bytes=F32))]
+        return []
 
     def operands(self, name, rhs_resident: bool) -> list[Transfer]:
         """The lhs block (iM, iK) multicast to the pN tiles that use it; the rhs block (iK, iN) to
@@ -99,17 +140,17 @@ class MatmulLowering:
                                                                   precision=self.p.precision, zeroing=zeroing,
                                                                   **roles))
 
-    def reduction(self, name, layer, extra_inputs=0):
-        """pK > 1: each tile of a (iM, iN) group sums its share of the group's outputs over the pK
-        partials (``extra_inputs``: an accumulator added too). Returns (transfers, vertex sets)."""
+    def reduction(self, name, layer, accumulate=False):
+        """pK > 1: each tile of a (iM, iN) group reduces its share of the group's outputs over the pK
+        partials (poplin's reduction, ConvReduce.cpp, costed by estimateConvReduceCycles);
+        ``accumulate``: then adds its share into the gradient accumulator (PopART's gradient sum
+        over the steps: popops addInPlace, BinaryOp1DInPlace). Returns (transfers, vertex sets)."""
         pK = self.p.pK
-        if pK == 1:
-            if not extra_inputs:
-                return [], []
-            share = self.m * self.n
-            return [], [VertexSet("popops.reduce", layer, self.tiles,
-                                  dict(outputs=share, inputs_per_output=1 + extra_inputs, dtype_bytes=F32))]
         share = -(-(self.m * self.n) // pK)
+        acc = [VertexSet("popops.binary_op", layer, self.tiles,
+                         dict(elements=share, form="tensor", in_place=True, dtype_bytes=F32))] if accumulate else []
+        if pK == 1:
+            return [], acc
         # tile j of a group receives its share from the pK - 1 other tiles of the group
         j = np.arange(self.tiles.size)
         group_first = j - self.iK * self.p.pN  # the tile with iK = 0 in the same (iM, iN) group
@@ -120,9 +161,20 @@ class MatmulLowering:
         dst = self.tiles[dst]
         nbytes = np.repeat(share * F32, pK - 1).astype(np.int64)
         tr = Transfer(f"{name}.partials", src, dst, nbytes, np.arange(dst.size))
-        vs = VertexSet("popops.reduce", layer, self.tiles,
-                       dict(outputs=share, inputs_per_output=pK + extra_inputs, dtype_bytes=F32))
-        return [tr], [vs]
+        vs = VertexSet("poplin.reduce", layer, self.tiles,
+                       dict(outputs=share, depth=pK, in_serial=self.p.sK, out_float=self.p.precision == "fp32"))
+        return [tr], [vs] + acc
+
+
+def _elementwise(op, layer, tiles, per, e, **roles) -> VertexSet:
+    """One element-wise op of a neuron update on the state's linear mapping (one region per tile):
+    ``("scalar", 0)`` BroadcastScalar1D, ``("tensor", 0)`` BinaryOp1D (``popops.binary_op``), ``("map", ops)``
+    a generated popops map expression of ``ops`` operations (``popops.neuron_map``, ops per vector)."""
+    kind, ops = op
+    if kind == "map":
+        return VertexSet("popops.neuron_map", layer, tiles, dict(elements=per, per_vector=ops, per_element=0, **roles))
+    return VertexSet("popops.binary_op", layer, tiles, dict(elements=per, form=kind, in_place=False, dtype_bytes=e,
+                                                            **roles))
 
 
 def spread(total: int, n_tiles: int) -> np.ndarray:
@@ -143,14 +195,14 @@ def lower(low: LayerContext, static_input: bool = False):
     tensors = TensorList()
     alloc = tensors.alloc
     all_tiles = np.arange(NT)
-    fwd = {k: [[] for _ in range(L + 1)] for _, a, b in FWD_KINDS for k in (a, b)}
-    bwd = {k: [[] for _ in range(L + 1)] for _, a, b in BWD_KINDS for k in (a, b)}
+    fwd = {k: [[] for _ in range(L + 1)] for _, a, b in FWD_KINDS for k in (a, b) if k}
+    bwd = {k: [[] for _ in range(L + 1)] for _, a, b in BWD_KINDS for k in (a, b) if k}
     plans, temps, update = [], [np.zeros(NT)], []
     base = 0
 
     def place(name, M, K, N, resident=False, zeroing=True):
         nonlocal base
-        pl = plan_matmul(name, M, K, N, chip, prec, tiles=NT, rhs_resident=resident, zeroing=zeroing)
+        pl = plan_matmul(name, M, K, N, chip, prec, tiles=NT, rhs_resident=resident, zeroing=zeroing, fc_pass=True)
         plans.append(pl)
         low_ = MatmulLowering(pl, base, NT)
         base = (base + pl.tiles) % NT
@@ -164,11 +216,15 @@ def lower(low: LayerContext, static_input: bool = False):
         its vertices (``phase[key]``) and its partial-sum reduction (``phase["x_" + red]``,
         ``phase[red]``; ``accumulate``: the gradient accumulator is one more input)."""
         mm = place(name, M, K, N, resident=resident, zeroing=zeroing)
-        phase[f"x_{key}"][l] += mm.operands(name, rhs_resident=resident)
-        phase[key][l].append(mm.matmul(l, zeroing=zeroing, **roles))
-        x, v = mm.reduction(name, l, extra_inputs=1 if accumulate and mm.p.pK > 1 else 0)
-        phase[f"x_{red}"][l] += x
-        phase[red][l] += v
+        x, v = mm.reduction(name, l, accumulate=accumulate)
+        # a serially split plan runs its iteration S times; here the S iterations share the
+        # matmul's supersteps (S copies of each vertex set and message), so the per-iteration
+        # syncs and exchange latencies are charged once (``mimdsim op matmul`` charges each)
+        for _ in range(mm.p.serial):
+            phase[f"x_{key}"][l] += mm.operands(name, rhs_resident=resident)
+            phase[key][l] += mm.serial_slices(l) + [mm.matmul(l, zeroing=zeroing, **roles)]
+            phase[f"x_{red}"][l] += x
+            phase[red][l] += v + mm.serial_tail(l)
         return mm
 
     def to_map(name, src_tiles, n_elements, dest):
@@ -191,12 +247,21 @@ def lower(low: LayerContext, static_input: bool = False):
             to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
         to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
         per = spread(B * n, NT)
-        fwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
-                                          dict(elements=per, per_vector=args["update"], per_element=0)))
+        as_built = spec.model == "leaky" and spec.reset == "subtract" and spec.recurrence == "none"
+        if as_built:  # one compute set per op, each costed by the vertex popops picks
+            for i, op_ in enumerate(LEAKY_FORWARD_OPS):
+                fwd["neuron" if i == 0 else f"neuron{i}"][l].append(_elementwise(op_, l, all_tiles, per, e))
+            for i, op_ in enumerate(LEAKY_BACKWARD_OPS):
+                roles = dict(role="scatter", dense=True) if i == 0 else {}
+                bwd["neuron" if i == 0 else f"neuron{i}"][l].append(_elementwise(op_, l, all_tiles, per, e, **roles))
+        else:  # one compute set for the model's whole update (its chain as built is not traced here)
+            fwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
+                                              dict(elements=per, per_vector=args["update"], per_element=0)))
         # ---- backward
-        bwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
-                                          dict(elements=per, per_vector=args["carry"], per_element=args["own"],
-                                               role="scatter", dense=True)))
+        if not as_built:
+            bwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
+                                              dict(elements=per, per_vector=args["carry"], per_element=args["own"],
+                                                   role="scatter", dense=True)))
         if l < L:  # dS from the next layer's input-gradient matmul to the neuron mapping
             to_map(f"L{l}.dS", np.arange(NT), B * n, bwd["x_neuron"][l])
         wg = planned(bwd, "wg", "wred", l, f"L{l}.fc.wgrad", n_in, B, n, zeroing=False, accumulate=True,
