@@ -88,12 +88,14 @@ _add("mk1_exchange_broadcast_bytes_per_cycle", 8, 4, 8, "B/cycle", "chip.exchang
      ("ipu-mk1",), "MK1: supertiles exist (IPUM, POPLIBS), 8 B/cycle assumed as on MK2; low: no pair benefit "
      "(the 4 B/cycle receive rate)", domain=(4, 64))
 # ---- codelets (module constants the estimators read through value()) -----------------------------
-_add("surrogate_arithmetic_instructions", 505, 250, 760, "instructions per listed id",
+_add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per listed id",
      "codelet.surrogate_arithmetic_instructions", CHIPS,
-     "the published B4 vertex's surrogate in soft-float double (kernels/graphcore_snn.py SOFT_F64_*: compiler-rt's "
-     "generic C, 505); low: hand-written soft-float assembly (libgcc's ieee754-df.S style) runs about half the "
-     "generic C path; high: 1.5x for the special-case checks, spills and call overhead on the path. 4 = the "
-     "float path (SURROGATE_FLOAT)", domain=(4, 1e5), codelets=("gsnn.state_out_grad",))
+     "the published B4 vertex's surrogate 1 / std::pow(beta|x| + 1, 2) in soft-float double (std::pow(float, int) "
+     "is a double call; kernels/graphcore_snn.py SOFT_F64_*): compiler-rt's generic C path lengths for normal "
+     "operands on a 32-bit core, __extendsfdf2 15-30, __muldf3 60-200 (with or without a 32x32 -> high-word "
+     "multiply), __divdf3 150-550 (divdf3.c's Newton-Raphson iterations), __truncdfsf2 25-50: low and high are the "
+     "sums of the low and high ends, the value of the mid-range figures (20 + 130 + 320 + 35); 4 = the float path "
+     "(SURROGATE_FLOAT), if popc keeps the arithmetic in float", domain=(4, 1e5), codelets=("gsnn.state_out_grad",))
 # ---- GPU (GpuSpec fields) ------------------------------------------------------------------------
 _add("gpu_gemm_floor_s", 7e-6, 7e-6, 20e-6, "s", "gpu.gemm_floor_s", GPUS,
      "HW: small GEMMs take 7-20 us whatever their size (CUTLASS on T4, DeepGEMM on H800); 7 us is the low end",
