@@ -68,7 +68,7 @@ _add("exchange_phase_overhead_cycles", 0, 0, 600, "cycles", "chip.exchange_phase
      "high end: Target::getGlobalSyncCycles (600), the value used before issue 24", domain=(0, 1e6))
 _add("local_sync_cycles", 0, 0, 126, "cycles", "chip.local_sync_cycles", CHIPS,
      "barrier before a program with no exchange into it (a local compute set, an on-tile copy): none per Poplar's "
-     "sync analysis (graphcore-research/tessellate-ipu docs/basics.md: a tile_map compute set runs 'independently "
+     "sync analysis (graphcore-research/tessellate-ipu, basics.md of its docs: a tile_map compute set runs 'independently "
      "in parallel (no sync is required)', and tile_map_ops.cpp adds Sync(INTERNAL) only on request; "
      "graphcore-research/jit-dynamic-lookup JDL.hpp needs explicit syncs around a compute set, 'Hack to make poplar "
      "sync analysis work, costs time'), so each tile runs on; high: an on-chip sync (126) before every program and "
