@@ -66,6 +66,14 @@ _add("exchange_phase_overhead_cycles", 0, 0, 600, "cycles", "chip.exchange_phase
      "poplibs' exchange estimators (popops/poplin ExchangeEstimator::getCycles) and poplin ConvModel charge no "
      "fixed cost; popnn CTCLossPlan's fixedOverheadExchangeCycles = 100 is covered by the 98-cycle latency; "
      "high end: Target::getGlobalSyncCycles (600), the value used before issue 24", domain=(0, 1e6))
+_add("local_sync_cycles", 0, 0, 126, "cycles", "chip.local_sync_cycles", CHIPS,
+     "barrier before a program with no exchange into it (a local compute set, an on-tile copy): none per Poplar's "
+     "sync analysis (graphcore-research/tessellate-ipu, basics.md of its docs: a tile_map compute set runs 'independently "
+     "in parallel (no sync is required)', and tile_map_ops.cpp adds Sync(INTERNAL) only on request; "
+     "graphcore-research/jit-dynamic-lookup JDL.hpp needs explicit syncs around a compute set, 'Hack to make poplar "
+     "sync analysis work, costs time'), so each tile runs on; high: an on-chip sync (126) before every program and "
+     "no overlap of the layers' local programs (SDK 2.6, which the study ran, is not directly checked)",
+     domain=(0, 1e5))
 _add("host_latency_s", 1.5e-6, 0.5e-6, 5e-6, "s", "chip.host_latency_s", CHIPS,
      "stream setup inside a step: low, one posted PCIe write and a DMA descriptor (~0.5 us); high, a host "
      "round trip with a sync (~5 us, below TRACKR's 192 us per-run launch, which is not per stream)", domain=(0, 1e-3))

@@ -18,7 +18,9 @@ from .arch import SystemSpec
 from .errors import ConfigError
 
 PHASES = ("io", "forward", "backward", "update")
-SYNCS = ("chip", "global")
+# "local": a program with no exchange into it, which Poplar's sync analysis runs without a barrier:
+# each tile goes on from where it finished (chip field local_sync_cycles, a named assumption; engine/run.py)
+SYNCS = ("chip", "global", "local")
 HOST = -1  # the host's "tile" index in transfers
 
 
@@ -70,7 +72,7 @@ class Superstep:
     phase: str
     compute: tuple[VertexSet, ...] = ()
     exchange: tuple[Transfer, ...] = ()
-    sync: str = "chip"  # "chip" or "global" (spans several chips)
+    sync: str = "chip"  # "chip", "global" (spans several chips) or "local" (no exchange: no barrier)
 
     def __post_init__(self):
         if self.phase not in PHASES:

@@ -239,6 +239,56 @@ def test_host_stream_leaves_out_empty_messages():
 # ---------------------------------------------------------------- loops, sources, progress
 
 
+# ---------------------------------------------------------------- barrier-free local supersteps
+
+def test_local_superstep_runs_on_from_the_last_barrier_without_a_sync():
+    """A then B (local): each tile runs B right after its own A; B is charged what it adds to the
+    slowest tile: max(A + B) - max(A), and no sync."""
+    steps = [Superstep("a", "update", compute=(sgd_set(),)),
+             Superstep("b", "update", compute=(copies_set(),), sync="local")]
+    rep = run_program(make_program(steps))
+    a, b = sgd_tiles(), copies_tiles()
+    assert CHIP.local_sync_cycles == 0
+    assert (a + b).max() < a.max() + b.max()  # the sets' slowest tiles differ: overlap saves
+    assert rep.steps["a"]["compute"] == pytest.approx(a.max())
+    assert rep.steps["b"]["compute"] == pytest.approx((a + b).max() - a.max())
+    assert rep.steps["b"]["sync"] == 0.0
+    assert rep.total_cycles == pytest.approx((a + b).max() + CHIP.sync_cycles)
+    assert rep.activity["local_overlap_cycles"] == pytest.approx(a.max() + b.max() - (a + b).max())
+    np.testing.assert_allclose(rep.tile_compute_cycles, a + b)
+
+
+def test_local_superstep_with_a_barrier_cost_is_an_ordinary_superstep():
+    """local_sync_cycles > 0: a barrier before it, so the tiles wait and nothing overlaps."""
+    system = mimdsim.system("ipu-mk2", tiles=8, local_sync_cycles=40)
+    steps = [Superstep("a", "update", compute=(sgd_set(),)),
+             Superstep("b", "update", compute=(copies_set(),), sync="local")]
+    rep = run_program(make_program(steps, system=system))
+    assert rep.steps["b"]["compute"] == pytest.approx(copies_tiles().max())
+    assert rep.steps["b"]["sync"] == 40.0
+    assert "local_overlap_cycles" not in rep.activity
+
+
+def local_body():
+    return (Superstep("b", "forward", compute=(copies_set(),), sync="local"),
+            Superstep("a", "forward", compute=(sgd_set(),)),
+            Superstep("c", "forward", compute=(copies_set(layer=2),), sync="local"))
+
+
+@pytest.mark.parametrize("how", ["analytical", "source", "timeline"])
+def test_a_run_of_local_supersteps_is_cut_at_each_loop_iteration(how):
+    """Per iteration: b opens a run (nothing before it in the iteration): max(b); a is a barrier:
+    max(a); c runs on after a: max(a + c) - max(a). The three engine paths agree."""
+    prog = make_program([Loop("steps", 3, local_body())])
+    rep = run_program(prog, None if how == "analytical" else Recorder(),
+                      timeline=[] if how == "timeline" else None)
+    a, c = sgd_tiles(), copies_tiles()
+    assert rep.steps["b"]["compute"] == pytest.approx(3 * c.max())
+    assert rep.steps["a"]["compute"] == pytest.approx(3 * a.max())
+    assert rep.steps["c"]["compute"] == pytest.approx(3 * ((a + c).max() - a.max()))
+    assert rep.kind_totals()["sync"] == pytest.approx(3 * CHIP.sync_cycles)
+
+
 def loop_body():
     return (Superstep("a", "forward", compute=(sgd_set(),), exchange=(point_to_point("p", [0], [3], 400),)),
             Superstep("b", "backward", compute=(copies_set(),)))

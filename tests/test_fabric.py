@@ -302,5 +302,10 @@ def test_host_latency_per_stream():
 
 
 def test_sync_cost_rejects_unknown_kind():
-    with pytest.raises(ValueError, match="sync kind 'local'"):
-        sync_cost("local", sys8())
+    with pytest.raises(ValueError, match="sync kind 'galactic'"):
+        sync_cost("galactic", sys8())
+
+
+def test_local_sync_costs_the_chips_local_sync_cycles():
+    assert sync_cost("local", sys8()) == sys8().chip.local_sync_cycles == 0
+    assert sync_cost("local", bare(local_sync_cycles=40)) == 40

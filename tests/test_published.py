@@ -189,3 +189,22 @@ def test_single_thread_weight_gradient_where_the_six_copy_plan_does_not_fit():
     with pytest.raises(mimdsim.OutOfTileMemory, match="grad_copies"):  # six copies, forced
         six = compile_program(net.sizes, net.capacities, system, **kw, weight_grad_copies=6)
         check_fits(six)
+
+
+def test_programs_without_exchange_run_without_a_barrier_and_the_band_prices_one():
+    """Every published superstep with nothing to exchange is 'local' (no sync; each tile runs on),
+    every other one syncs; the band's high end for local_sync_cycles is the run with it pinned
+    (a 126-cycle barrier before each local program and no overlap), to the cycle."""
+    net = mimdsim.Network.feedforward([40, 30, 30, 10], max_activity=0.1)
+    chip = mimdsim.chip("ipu-mk2", tiles=40)
+    run = mimdsim.simulate(net, chip, timesteps=3, batch_size=4, activity=0.05, schedule="published")
+    steps = list(run.program.supersteps())
+    assert {s.sync for s in steps if not s.exchange} == {"local"}
+    assert {s.sync for s in steps if s.exchange} == {"chip"}
+    rep = run.report
+    assert rep.activity["local_overlap_cycles"] > 0
+    driver = next(d for d in rep.uncertainty["drivers"] if d["name"] == "local_sync_cycles")
+    pinned = mimdsim.simulate(net, chip, timesteps=3, batch_size=4, activity=0.05, schedule="published",
+                              assume={"local_sync_cycles": 126}).report
+    assert driver["at_high"] == pytest.approx(pinned.seconds_per_step, rel=1e-12)
+    assert pinned.seconds_per_step > rep.seconds_per_step

@@ -52,6 +52,10 @@ class ChipSpec:
     # Synchronisation.
     sync_cycles: int = 126  # on-chip barrier
     global_sync_cycles: int = 600  # barrier spanning several chips
+    # Barrier before a program with no exchange into it (superstep sync "local"): 0, none — Poplar's sync
+    # analysis syncs only where an exchange needs it, so each tile runs on (assumption, range 0-126;
+    # docs/cost-model.md). Above 0 the program pays it as a barrier and its tiles wait for each other.
+    local_sync_cycles: int = 0
     # Supervisor thread: cost to launch one vertex's workers and join them.
     vertex_launch_cycles: int = 11
     # Chip-to-chip links and host.
@@ -69,7 +73,7 @@ class ChipSpec:
             ints={"tiles": 1, "sram_per_tile": 1, "workers": 1, "simd_fp32": 1, "simd_fp16": 1, "load_bytes": 1,
                   "sram_bank_bytes": 1, "amp_flops_fp32": 1, "amp_flops_fp16": 1, "exchange_latency_cycles": 0,
                   "exchange_phase_overhead_cycles": 0, "sync_cycles": 0, "global_sync_cycles": 0,
-                  "vertex_launch_cycles": 0},
+                  "local_sync_cycles": 0, "vertex_launch_cycles": 0},
             positive=("clock_hz", "exchange_send_bytes_per_cycle", "exchange_recv_bytes_per_cycle",
                       "exchange_broadcast_bytes_per_cycle", "link_bytes_per_second", "host_bytes_per_second"),
             seconds=("link_latency_s", "host_latency_s", "run_launch_s"))

@@ -7,7 +7,8 @@ total is the run's total plus two exact deltas:
 * chip fields (exchange, sync, link, host, launch constants): every superstep's exchange, sync
   and host cycles depend on the spec only, so they are re-costed per distinct superstep and
   multiplied by its execution count (a field that only adds a constant per exchange phase, sync or
-  launch is ``(value - used) x events``, with no re-cost at all);
+  launch is ``(value - used) x events``, with no re-cost at all); ``local_sync_cycles`` moved above 0
+  also adds back the compute the run's barrier-free local supersteps overlapped (the engine records it);
 * codelet constants: the recorded supersteps' compute is re-costed from the recorded works
   (max over tiles per iteration, as the engine charges it).
 
@@ -24,7 +25,7 @@ from .fabric import exchange_phase, sync_cost
 
 # chip fields charged as a constant per event: (value - used) x count, no re-cost
 _PER_PHASE = ("exchange_phase_overhead_cycles", "exchange_latency_cycles")
-_PER_SYNC = {"sync_cycles": "chip", "global_sync_cycles": "global"}
+_PER_SYNC = {"sync_cycles": "chip", "global_sync_cycles": "global", "local_sync_cycles": "local"}
 
 
 def _phases(step) -> int:
@@ -42,8 +43,9 @@ def _phases(step) -> int:
 class Recoster:
     """Total cycles of a recorded run under other assumption values (``total_cycles(values)``)."""
 
-    def __init__(self, program, total_cycles: float, recorded: list):
+    def __init__(self, program, total_cycles: float, recorded: list, overlap: float = 0.0):
         self.program, self.system, self.base = program, program.system, float(total_cycles)
+        self.overlap = float(overlap)  # compute the run's barrier-free local supersteps overlapped
         self.recorded = recorded  # (superstep, works, iterations, times) whose compute reads an assumption
         counts: dict = {}
         for item in program.schedule:
@@ -53,7 +55,7 @@ class Recoster:
         self.events = list(counts.values())
         self.phases = sum(n * _phases(s) for s, n in self.events if not isinstance(s, Launch))
         self.syncs = {k: sum(n for s, n in self.events if not isinstance(s, Launch) and s.sync == k)
-                      for k in ("chip", "global")}
+                      for k in ("chip", "global", "local")}
         self.launches = sum(n for s, n in self.events if isinstance(s, Launch))
         self._base: dict = {}  # a superstep's exchange and host cycles on the run's system
         self._compute0 = self._compute() if recorded else 0.0
@@ -106,6 +108,8 @@ class Recoster:
                 delta += (v - getattr(chip, f)) * self.phases
             elif f in _PER_SYNC:
                 delta += (v - getattr(chip, f)) * self.syncs[_PER_SYNC[f]]
+                if f == "local_sync_cycles" and v > 0 and chip.local_sync_cycles == 0:
+                    delta += self.overlap  # a barrier before each local program: its tiles no longer overlap
             elif f == "run_launch_s":
                 delta += (v - chip.run_launch_s) * chip.clock_hz * self.launches
             else:
@@ -154,7 +158,7 @@ def band(evaluate, drivers: list, batch_size: int, base_seconds: float) -> dict:
 
 def chip_band(program, report, recorded: list, fixed: dict) -> dict:
     """The band of a MIMD run (``report``) whose touched supersteps were ``recorded``."""
-    rc = Recoster(program, report.total_cycles, recorded)
+    rc = Recoster(program, report.total_cycles, recorded, report.activity.get("local_overlap_cycles", 0.0))
     clock = program.system.chip.clock_hz
     out = band(lambda v: rc.total_cycles(v) / clock, drivers_of("chip", program.system.chip, fixed),
                report.batch_size, report.seconds_per_step)

@@ -169,7 +169,10 @@ def traffic(transfers, system) -> np.ndarray:
 
 
 def sync_cost(kind: str, system) -> int:
-    """Cycles of one barrier: on-chip, or spanning the system's chips."""
-    if kind not in ("chip", "global"):
-        raise ConfigError(f"sync kind {kind!r}: expected 'chip' or 'global'")
+    """Cycles of one barrier: on-chip, spanning the system's chips, or before a program with no
+    exchange ("local": ``local_sync_cycles``, 0 by default: no barrier at all)."""
+    if kind not in ("chip", "global", "local"):
+        raise ConfigError(f"sync kind {kind!r}: expected 'chip', 'global' or 'local'")
+    if kind == "local":
+        return system.chip.local_sync_cycles
     return system.chip.global_sync_cycles if kind == "global" else system.chip.sync_cycles

@@ -3,6 +3,12 @@
     superstep cycles = max over tiles(compute)        (codelets' estimators, via the registry)
                      + exchange phase + host           (fabric model; host streams are transfers)
                      + sync                            (one barrier per superstep)
+
+A superstep whose sync is "local" (a program with no exchange into it) has no barrier while the
+chip's ``local_sync_cycles`` is 0: each tile goes on from where it finished, so a run of such
+supersteps after the last barrier costs max over tiles(their summed compute), and each is charged
+what it adds to that maximum (layers' local programs on disjoint tiles overlap). A run is cut at a
+loop's iteration boundary and at a launch, where the model charges the slowest tile.
     launch           = the chip's run_launch_cycles    (host, once where the program says)
 
 Exchanges are static (compiled at fixed sizes), so their cost is computed once per
@@ -62,6 +68,10 @@ class _Costs:
         self.per_step: dict[str, dict] = {}
         self.tile_compute = np.zeros(self.n_tiles)
         self.moved = np.zeros(3)  # bytes moved: on-chip exchange, chip-to-chip links, host (energy model)
+        # barrier-free local supersteps: per-tile compute since the last barrier, and what overlapping saved
+        self.free = system.chip.local_sync_cycles == 0
+        self.carry = None
+        self.overlap_saved = 0.0
         # static costs live with the program: a compiled program is run many times
         # the whole spec (an overridden chip keeps its preset's name) and any pinned codelet assumption
         key = (self.tile, system, assumptions.pinned_key())
@@ -145,12 +155,24 @@ class _Costs:
         tile_cycles = None
         if isinstance(step, Launch):
             kinds["host"] = self.system.chip.run_launch_cycles
+            self.carry = None
         else:
             tiles, local = computed
             kinds["exchange"], kinds["host"] = self.exchange_of(step)
             self.moved += count * self.traffic_of(step)
             kinds["compute"] = float(local.max()) if step.compute and local.size else 0.0
             kinds["sync"] = float(sync_cost(step.sync, self.system))
+            if step.sync == "local" and self.free:  # no barrier: the tiles run on
+                if self.carry is None:
+                    self.carry = np.zeros(self.n_tiles)
+                before = float(self.carry.max())
+                self.carry[tiles] += local
+                added = float(self.carry.max()) - before
+                self.overlap_saved += count * (kinds["compute"] - added)
+                kinds["compute"] = added
+            else:
+                self.carry = np.zeros(self.n_tiles)
+                self.carry[tiles] = local
             self.tile_compute[tiles] += local if count == 1 else count * local
             if self.timeline is not None:
                 tile_cycles = np.zeros(self.n_tiles)
@@ -178,13 +200,16 @@ class _Costs:
     def loop(self, loop: Loop, progress, done: int, total: int) -> int:
         """Numerics of every iteration, then the costs of all of them; returns iterations done."""
         ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
+        self.carry = None
         if self.source is None:  # every cost is static: one evaluation, charged count times
             self.times = loop.count if self.timeline is None else 1
             for _ in range(1 if self.timeline is None else loop.count):
+                self.carry = None  # a run of barrier-free supersteps is cut at the iteration boundary
                 for s in loop.body:
                     cyc = None if isinstance(s, Launch) else self.compute(s, {}, None)
                     self.charge(s, None, cyc, loop.count if self.timeline is None else 1)
             self.times = 1
+            self.carry = None
             if progress is not None:
                 progress(done + loop.count, total)
             return loop.count
@@ -209,11 +234,35 @@ class _Costs:
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
         if self.timeline is not None:  # one record per execution
             for i, t in enumerate(ts):
+                self.carry = None  # a run of barrier-free supersteps is cut at the iteration boundary
                 for s, cyc in zip(loop.body, per_step):
                     self.charge(s, t, None if cyc is None else (cyc[0], cyc[1] if cyc[1].ndim == 1 else cyc[1][i]))
         else:
             self.charge_loop(loop.body, per_step, len(ts))
+        self.carry = None
         return len(ts)
+
+    def local_runs(self, body, per_step, iterations: int) -> dict:
+        """``{j: compute per iteration}`` of the body's barrier-free local supersteps: what each adds
+        to the slowest tile's compute since the last barrier (the charge() rule, every iteration at once)."""
+        out, carry = {}, None
+        for j, (s, cyc) in enumerate(zip(body, per_step)):
+            if isinstance(s, Launch):
+                carry = None
+                continue
+            tiles, local = cyc
+            if s.sync != "local" or not self.free:
+                carry = (tiles, local)  # a barrier: made dense only if a local superstep follows
+                continue
+            if not isinstance(carry, np.ndarray):
+                dense = np.zeros((iterations, self.n_tiles))
+                if carry is not None:
+                    dense[:, carry[0]] = carry[1]
+                carry = dense
+            before = carry.max(axis=1)
+            carry[:, tiles] += local
+            out[j] = carry.max(axis=1) - before
+        return out
 
     def charge_loop(self, body, per_step, iterations: int) -> None:
         """Charge every iteration of a loop body at once. Totals are accumulated in execution
@@ -221,6 +270,7 @@ class _Costs:
         n = len(body)
         vals = np.zeros((len(KINDS), iterations, n))  # kind, iteration, superstep
         kind = {k: i for i, k in enumerate(KINDS)}
+        overlapped = self.local_runs(body, per_step, iterations)
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
                 vals[kind["host"], :, j] = self.system.chip.run_launch_cycles
@@ -230,6 +280,9 @@ class _Costs:
             self.moved += iterations * self.traffic_of(s)
             if s.compute and local.size:
                 vals[kind["compute"], :, j] = local.max(axis=-1)
+                if j in overlapped:
+                    self.overlap_saved += float((vals[kind["compute"], :, j] - overlapped[j]).sum())
+                    vals[kind["compute"], :, j] = overlapped[j]
             vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
             # cycle counts are integers: any order of adding them is exact
             self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
@@ -304,7 +357,9 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
                   tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used.copy(),
                   activity={"tile_compute_cycles": float(costs.tile_compute.sum()),
                             "exchange_bytes": float(costs.moved[0]), "link_bytes": float(costs.moved[1]),
-                            "host_bytes": float(costs.moved[2])})
+                            "host_bytes": float(costs.moved[2]),
+                            # compute the barrier-free local supersteps overlapped (what a barrier would add back)
+                            **({"local_overlap_cycles": costs.overlap_saved} if costs.overlap_saved else {})})
 
 
 def memory_summary(program: Program) -> dict:

@@ -24,6 +24,8 @@ The op runs float32 sparse LIF layers with the one-step delay only.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ....compiler.transfers import host_stream, point_to_point
@@ -273,9 +275,11 @@ class _Published:
         fwd = self.forward_steps(sync)
         bwd = self.backward_steps(sync)
         loss, loss_back = self.loss_steps(sync)
-        schedule = [*self.io_steps(sync), Loop("forward", low.T, tuple(fwd)), *self.after_forward(sync), loss,
-                    loss_back, *self.before_backward(sync), Loop("backward", low.T, tuple(bwd), reverse=True),
-                    *self.update_steps(sync)]
+        schedule = [*map(_barrier_free, self.io_steps(sync)), Loop("forward", low.T, tuple(map(_barrier_free, fwd))),
+                    *map(_barrier_free, self.after_forward(sync)), loss, loss_back,
+                    *map(_barrier_free, self.before_backward(sync)),
+                    Loop("backward", low.T, tuple(map(_barrier_free, bwd)), reverse=True),
+                    *map(_barrier_free, self.update_steps(sync))]
         return tensors, schedule, self.layers[-1].first_tile, self.copies
 
     def io_steps(self, sync):
@@ -571,6 +575,15 @@ class _Published:
                         inputs_per_output=np.full(p.tiles, self.copies), role="published_grad_copies")
                for l, p in enumerate(self.layers, start=1)]
         return [Superstep("update.copies", "update", tuple(red), (), sync), update]
+
+
+def _barrier_free(step: Superstep) -> Superstep:
+    """A program with nothing to exchange (a local compute set, an on-tile copy) gets no sync: Poplar's
+    sync analysis puts a barrier only where an exchange needs one, so each tile runs on from the previous
+    program (sync "local"; the barrier is the named assumption local_sync_cycles, 0-126, docs/cost-model.md).
+    The dynamic slices' offset needs no exchange either: poplibs replicates the scalar over the tiles
+    ("small graph replication", popops DynamicSlice.cpp generateVertices, sdk-release-2.6)."""
+    return step if step.exchange else dataclasses.replace(step, sync="local")
 
 
 # ---------------------------------------------------------------- transfer shapes
