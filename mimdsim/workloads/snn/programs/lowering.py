@@ -255,3 +255,12 @@ class LayerContext:
 
     def aux_plans(self, chunk: int) -> list[AuxPlan]:
         return [AuxPlan(p, self.B, self.workers, chunk) for p in self.layout.layers]
+
+
+def barrier_free(step: Superstep) -> Superstep:
+    """A program with nothing to exchange (a local compute set, an on-tile copy) gets no sync: Poplar's
+    sync analysis puts a barrier only where an exchange needs one, so each tile runs on from the previous
+    program (sync "local"; the barrier is the named assumption local_sync_cycles, 0-126, docs/cost-model.md
+    §1.4). The dynamic slices' offset needs no exchange either: poplibs replicates the scalar over the tiles
+    ("small graph replication", popops DynamicSlice.cpp generateVertices, sdk-release-2.6)."""
+    return step if step.exchange else dataclasses.replace(step, sync="local")

@@ -31,7 +31,7 @@ import numpy as np
 from ....compiler.transfers import host_stream, point_to_point
 from ....errors import ConfigError, UnsupportedModel
 from ....program import HOST, Loop, Superstep, Transfer
-from .lowering import LayerContext, TensorList, loss_vertices, vertices
+from .lowering import LayerContext, TensorList, barrier_free, loss_vertices, vertices
 
 U32 = F32 = 4
 WORKERS_PER_TILE = 6  # the op's num_threads (weight-gradient copies, spike-generation workers per tile)
@@ -275,11 +275,11 @@ class _Published:
         fwd = self.forward_steps(sync)
         bwd = self.backward_steps(sync)
         loss, loss_back = self.loss_steps(sync)
-        schedule = [*map(_barrier_free, self.io_steps(sync)), Loop("forward", low.T, tuple(map(_barrier_free, fwd))),
-                    *map(_barrier_free, self.after_forward(sync)), loss, loss_back,
-                    *map(_barrier_free, self.before_backward(sync)),
-                    Loop("backward", low.T, tuple(map(_barrier_free, bwd)), reverse=True),
-                    *map(_barrier_free, self.update_steps(sync))]
+        schedule = [*map(barrier_free, self.io_steps(sync)), Loop("forward", low.T, tuple(map(barrier_free, fwd))),
+                    *map(barrier_free, self.after_forward(sync)), loss, loss_back,
+                    *map(barrier_free, self.before_backward(sync)),
+                    Loop("backward", low.T, tuple(map(barrier_free, bwd)), reverse=True),
+                    *map(barrier_free, self.update_steps(sync))]
         return tensors, schedule, self.layers[-1].first_tile, self.copies
 
     def io_steps(self, sync):
@@ -575,15 +575,6 @@ class _Published:
                         inputs_per_output=np.full(p.tiles, self.copies), role="published_grad_copies")
                for l, p in enumerate(self.layers, start=1)]
         return [Superstep("update.copies", "update", tuple(red), (), sync), update]
-
-
-def _barrier_free(step: Superstep) -> Superstep:
-    """A program with nothing to exchange (a local compute set, an on-tile copy) gets no sync: Poplar's
-    sync analysis puts a barrier only where an exchange needs one, so each tile runs on from the previous
-    program (sync "local"; the barrier is the named assumption local_sync_cycles, 0-126, docs/cost-model.md).
-    The dynamic slices' offset needs no exchange either: poplibs replicates the scalar over the tiles
-    ("small graph replication", popops DynamicSlice.cpp generateVertices, sdk-release-2.6)."""
-    return step if step.exchange else dataclasses.replace(step, sync="local")
 
 
 # ---------------------------------------------------------------- transfer shapes
