@@ -3,7 +3,8 @@
 ``source()`` is ``"trace"`` where torch and snnTorch import, else ``"census"`` (the hand census of
 snnTorch 1.0, :mod:`.eager`, the named fallback). ``step_trace(net, T, B, optimizer)`` traces the
 network's snnTorch training step (:func:`.snntorch_step.training_step`, on the ``meta`` device) with
-:func:`mimdsim.trace_torch` and keeps it per shape: in this process, and on disk under
+:func:`mimdsim.trace_torch`, at T = 3-6 where the stream is verified periodic (then built for T by
+:func:`mimdsim.gpu.trace_period.periodic_trace`; in full otherwise), and keeps it per shape: in this process, and on disk under
 ``$MIMDSIM_CACHE_DIR`` (default ``$XDG_CACHE_HOME/mimdsim`` or ``~/.cache/mimdsim``), ``traces/``, one
 file per key. The key holds every shape and module choice (sizes, neuron specs, biases, readout, T, B,
 optimizer), the torch and snnTorch versions, :data:`TRACE_FORMAT` and a digest of the code that builds
@@ -16,7 +17,7 @@ import hashlib
 import os
 import pickle
 
-TRACE_FORMAT = 1  # bump when the trace or the step it records changes
+TRACE_FORMAT = 2  # bump when the trace or the step it records changes
 SOURCES = ("trace", "census")
 _MEMORY: dict = {}
 
@@ -64,11 +65,11 @@ def key(net, timesteps, batch_size, optimizer) -> str:
 def _code_version() -> str:
     """A digest of the code that builds and records the step (``snntorch_step.py``, ``gpu/trace.py``):
     an edited builder or tracer never reads a stale trace."""
-    from ....gpu import trace
+    from ....gpu import trace, trace_period
     from . import snntorch_step
 
     h = hashlib.sha256()
-    for mod in (snntorch_step, trace):
+    for mod in (snntorch_step, trace, trace_period):
         with open(mod.__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]
@@ -76,12 +77,12 @@ def _code_version() -> str:
 
 def step_trace(net, timesteps: int, batch_size: int, optimizer: str = "adam"):
     """The :class:`~mimdsim.gpu.trace.Trace` of ``net``'s snnTorch training step, cached per shape."""
-    from ....gpu.trace import trace_torch
+    from ....gpu.trace_period import periodic_trace
     from ....snn.network import describe_sizes
     from .snntorch_step import training_step
 
-    return cached(key(net, timesteps, batch_size, optimizer), lambda: trace_torch(
-        training_step(net, timesteps, batch_size, optimizer=optimizer), timesteps=timesteps,
+    return cached(key(net, timesteps, batch_size, optimizer), lambda: periodic_trace(
+        lambda t: training_step(net, t, batch_size, optimizer=optimizer), timesteps,
         batch_size=batch_size, model=describe_sizes(list(net.sizes))))
 
 
