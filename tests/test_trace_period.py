@@ -92,3 +92,34 @@ def test_booked_to_moves_forward_ops_only():
     assert ("threshold_backward", "backward") in names
     with pytest.raises(mimdsim.errors.ConfigError, match="phase"):
         booked_to("loss")
+
+
+def test_the_shipped_seed_is_todays_trace_of_the_default_compare():
+    """The seed (mimdsim/workloads/snn/baselines/trace_seed/, read where the disk cache has no entry) is the
+    trace a default `mimdsim compare` makes today, traced anew here, under today's key: an edit of the
+    tracing code or the step changes the key and fails this test until `python -m mimdsim.trace_seed`."""
+    import dataclasses
+    import gzip
+    import os
+    import pickle
+
+    from mimdsim import trace_seed
+    from mimdsim.workloads.snn.baselines import eager_trace
+
+    files = sorted(f for f in os.listdir(eager_trace.SEED_DIR) if f.endswith(".pkl.gz"))
+    assert files
+    shipped = {}
+    for f in files:
+        with gzip.open(os.path.join(eager_trace.SEED_DIR, f)) as fh:
+            shipped[f[:-len(".pkl.gz")]] = pickle.load(fh)
+    traced_with = {k: v for k, v in next(iter(shipped.values())).versions.items() if k in ("torch", "snntorch")}
+    if traced_with != eager_trace.versions():
+        pytest.skip(f"the seed was traced with {traced_with}, this environment has {eager_trace.versions()}")
+    fresh = trace_seed.default_compare_traces()
+    assert set(fresh) == set(shipped), "the seed is stale: python -m mimdsim.trace_seed"
+    for k, trace in fresh.items():
+        a, b = dataclasses.asdict(trace), dataclasses.asdict(shipped[k])
+        for field in ("sequence", "phase"):
+            assert (a.pop(field) == b.pop(field)).all()
+        a.pop("seconds_on_cpu"), b.pop("seconds_on_cpu")
+        assert a == b and trace.timesteps == 100 and trace.extrapolated_from
