@@ -172,6 +172,7 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
     trace = eager_trace.cached(eager_trace.digest(("snntorch07", n, 500, 16), [snntorch07.__file__]),
                                lambda: periodic_trace(
                                    lambda t: snntorch07.benchmark_step(n, timesteps=t), 500, batch_size=16,
+                                   libraries=(),
                                    model=f"Linear({n}, {n}) + snnTorch 0.7 Leaky (reproduced)"))
     fw = framework or dataclasses.replace(FRAMEWORKS["pytorch-eager"], loss_call_s=0.0)
     return estimate_trace(trace, gpu, framework=fw).phase_seconds()

@@ -17,7 +17,7 @@ import hashlib
 import os
 import pickle
 
-TRACE_FORMAT = 2  # bump when the trace or the step it records changes
+TRACE_FORMAT = 3  # bump when the trace or the step it records changes
 SOURCES = ("trace", "census")
 _MEMORY: dict = {}
 
@@ -83,7 +83,7 @@ def step_trace(net, timesteps: int, batch_size: int, optimizer: str = "adam"):
 
     return cached(key(net, timesteps, batch_size, optimizer), lambda: periodic_trace(
         lambda t: training_step(net, t, batch_size, optimizer=optimizer), timesteps,
-        batch_size=batch_size, model=describe_sizes(list(net.sizes))))
+        batch_size=batch_size, model=describe_sizes(list(net.sizes)), libraries=("snntorch",)))
 
 
 def cached(k: str, make):
