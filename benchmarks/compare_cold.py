@@ -3,9 +3,12 @@
     python benchmarks/compare_cold.py [--repeats 3]
 
 Cold: wall time of `python -m mimdsim compare` in a new process (imports, numba functions
-loaded from the on-disk cache, compilation of the program, simulation, GPU estimates).
-Warm: the same comparison called again inside one process. Baseline in the same run: a bare
-`python -c "import numpy"` process start.
+loaded from the on-disk cache, compilation of the program, simulation, GPU estimates), three ways,
+alternating within each repeat: a fresh machine (an empty trace cache, so the eager column's
+snnTorch trace comes from the shipped seed where the versions match), the same without the seed
+(MIMDSIM_TRACE_SEED=0: torch imported, the step traced at T = 3-6 and built for T = 100), and a
+trace cache already filled. Warm: the same comparison called again inside one process.
+Baseline in the same run: a bare `python -c "import numpy"` process start.
 """
 from __future__ import annotations
 
@@ -16,18 +19,30 @@ import sys
 import time
 
 
-def wall(cmd):
+def wall(cmd, **env):
+    import os
+
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
+    subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, **env})
     return time.perf_counter() - t0
 
 
 def main():
+    import shutil
+    import tempfile
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    wall([sys.executable, "-m", "mimdsim", "compare"])  # fills the numba cache if it is empty
-    cold = statistics.median(wall([sys.executable, "-m", "mimdsim", "compare"]) for _ in range(args.repeats))
+    cmd = [sys.executable, "-m", "mimdsim", "compare"]
+    wall(cmd)  # fills the numba cache if it is empty
+    cold = {"fresh": [], "no seed": [], "cached": []}
+    for _ in range(args.repeats):
+        fresh, bare = tempfile.mkdtemp(), tempfile.mkdtemp()
+        cold["fresh"].append(wall(cmd, MIMDSIM_CACHE_DIR=fresh))
+        cold["no seed"].append(wall(cmd, MIMDSIM_CACHE_DIR=bare, MIMDSIM_TRACE_SEED="0"))
+        cold["cached"].append(wall(cmd, MIMDSIM_CACHE_DIR=fresh))
+        shutil.rmtree(fresh), shutil.rmtree(bare)
     base = statistics.median(wall([sys.executable, "-c", "import numpy"]) for _ in range(args.repeats))
     import mimdsim
     net = mimdsim.Network.feedforward([2312, 978, 978, 976, 10])
@@ -37,8 +52,10 @@ def main():
     for _ in range(args.repeats):
         mimdsim.compare(net, "ipu-mk2", "a100-40gb", **kw)
     warm = (time.perf_counter() - t0) / args.repeats
-    print(f"mimdsim compare, cold process: {cold:.2f} s (python + numpy start alone: {base:.2f} s); "
-          f"warm call: {warm:.3f} s")
+    spread = {k: f"{statistics.median(v):.2f} s ({min(v):.2f}-{max(v):.2f})" for k, v in cold.items()}
+    print(f"mimdsim compare, cold process, median (range) of {args.repeats}: fresh trace cache {spread['fresh']}, "
+          f"fresh without the seed {spread['no seed']}, trace cached {spread['cached']} "
+          f"(python + numpy start alone: {base:.2f} s); warm call: {warm:.3f} s")
 
 
 if __name__ == "__main__":

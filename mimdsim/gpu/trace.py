@@ -15,6 +15,10 @@ Rules (each decided at dispatch, from the framework's own state, not from op nam
   hooks of ``torch.optim.optimizer``); ``update`` any other op after the step's last backward pass
   (``zero_grad``, a hand-written update, the loss's ``.item()``); ``forward`` otherwise. Thread
   identity would not do: on the CPU autograd's engine runs on the caller's thread.
+* **booked phase**: ops dispatched inside ``with booked_to("backward"):`` that the rules above put in
+  the forward pass or the update are booked to the named phase instead: for a benchmark that times a
+  call by hand, e.g. ``loss = output.sum(); loss.backward()`` timed together as its "backward" (the
+  trace cannot see where a timed call starts; the step's author can).
 * **device work**: every op launches device work except views and metadata ops (``NO_KERNEL``) and,
   inside ``Optimizer.step``, ops whose tensors are all 0-dim: torch.optim keeps ``state["step"]`` on
   the CPU unless ``capturable`` or ``fused`` (its ``_get_value`` reads it with ``.item()``), so that
@@ -52,6 +56,29 @@ GEMMS = frozenset({"mm", "addmm", "bmm", "baddbmm"})
 HOST_COPY_METHODS = ("cpu", "numpy", "tolist")  # Tensor methods that copy a device tensor to the host
 # libraries whose version the trace names when the step has imported them
 LIBRARIES = ("snntorch", "norse", "spikingjelly", "sinabs", "lava", "nir", "nirtorch")
+
+
+BOOKED = 16  # added to a booked op's phase code while tracing
+_BOOKED: list = []  # the phases of the enclosing booked_to() blocks, innermost last
+
+
+class booked_to:
+    """``with booked_to(phase):`` books the ops inside to ``phase`` ("backward", "optimizer", "update"
+    or "forward") where :func:`trace_torch`'s rules would put them in the forward pass or the update;
+    autograd's backward ops and an ``Optimizer.step`` keep their phase."""
+
+    def __init__(self, phase: str):
+        from ..validate import check_choice
+
+        check_choice("phase", phase, PHASES)
+        self.phase = PHASES.index(phase)
+
+    def __enter__(self):
+        _BOOKED.append(self.phase)
+        return self
+
+    def __exit__(self, *exc):
+        _BOOKED.pop()
 
 
 def _torch():
@@ -113,6 +140,7 @@ class Trace:
     model: str = "traced step"
     seconds_on_cpu: float = 0.0
     gemm_weight_bytes: int = 0  # bytes of the distinct parameters GEMMs read: the L2 working set of the weights
+    extrapolated_from: tuple = ()  # the timesteps traced where the stream was built by repeating a period (trace_period.py)
 
     def __len__(self) -> int:
         return int(self.sequence.size)
@@ -220,7 +248,9 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     def phase_now():
         if state["backward_call"] or current_node() is not None:
             return 1
-        return 2 if state["optimizer"] else 0
+        if state["optimizer"]:
+            return 2
+        return BOOKED + _BOOKED[-1] if _BOOKED else 0  # marked: the update rule below leaves it
 
     class Functions(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -275,10 +305,12 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
             h.remove()
     seconds = time.perf_counter() - t0
     phase = np.array(phases, np.int8)
+    booked = phase >= BOOKED
+    phase[booked] -= BOOKED
     back = np.flatnonzero(phase == 1)
     if back.size:  # after the last backward pass: the update (zero_grad, a hand-written update, .item())
         tail = phase[back[-1] + 1:]
-        tail[tail == 0] = 3
+        tail[(tail == 0) & ~booked[back[-1] + 1:]] = 3
     versions = {"torch": str(torch.__version__)}  # a str: TorchVersion would pickle a torch import
     for lib in (LIBRARIES if libraries is None else [x for x in LIBRARIES if x in set(libraries)]):
         mod = sys.modules.get(lib)

@@ -157,8 +157,8 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
     import dataclasses
 
     from ..gpu.framework import FRAMEWORKS
-    from ..gpu.trace import trace_torch
     from ..gpu.trace_cost import estimate_trace
+    from ..gpu.trace_period import periodic_trace
     from ..workloads.snn.baselines import eager_trace
 
     if eager_trace.versions() is None:  # the named fallback: snnTorch 1.0's census, no per-step sync
@@ -170,8 +170,9 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
     from . import snntorch07
 
     trace = eager_trace.cached(eager_trace.digest(("snntorch07", n, 500, 16), [snntorch07.__file__]),
-                               lambda: trace_torch(
-                                   snntorch07.benchmark_step(n), timesteps=500, batch_size=16,
+                               lambda: periodic_trace(
+                                   lambda t: snntorch07.benchmark_step(n, timesteps=t), 500, batch_size=16,
+                                   libraries=(),
                                    model=f"Linear({n}, {n}) + snnTorch 0.7 Leaky (reproduced)"))
     fw = framework or dataclasses.replace(FRAMEWORKS["pytorch-eager"], loss_call_s=0.0)
     return estimate_trace(trace, gpu, framework=fw).phase_seconds()

@@ -67,9 +67,13 @@ def _modules():
 
 def benchmark_step(n: int, timesteps: int = 500, batch_size: int = 16, device: str = "meta"):
     """The benchmark's forward call and backward call as one zero-argument step (``trace_torch`` phases
-    split them): ``fc`` and the 0.7 Leaky per step, the spikes stacked, ``output.sum().backward(
-    retain_graph=True)`` into gradients that already exist (the benchmark's calls after the first)."""
+    split them): ``fc`` and the 0.7 Leaky per step, the spikes stacked (its ``forward_fn``), then its
+    ``backward_fn``, ``loss = output.sum(); loss.backward(retain_graph=True)`` into gradients that
+    already exist (the benchmark's calls after the first), booked to the backward pass as the benchmark
+    times it (``booked_to``)."""
     import torch
+
+    from ..gpu.trace import booked_to
 
     Leaky07 = _modules()
     torch.manual_seed(0)
@@ -83,6 +87,7 @@ def benchmark_step(n: int, timesteps: int = 500, batch_size: int = 16, device: s
             spk, mem = lif(fc(inp), mem)
             out.append(spk)
         output = torch.stack(out)
-        output.sum().backward(retain_graph=True)
+        with booked_to("backward"):  # the benchmark times `loss = output.sum(); loss.backward()` as one call
+            output.sum().backward(retain_graph=True)
 
     return step
