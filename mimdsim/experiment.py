@@ -173,6 +173,8 @@ def build_run(values: dict):
         net = _layer_network(v)
     sys_spec = build_system(v)
     kw = dict(neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
+    if v.get("run.chips_used") is not None:
+        kw["chips_used"] = v["run.chips_used"]
     if v.get("run.schedule") == "per-op":
         raise ConfigError("--schedule per-op is the Kalman fit's; the SNN step runs 'published' (the study's op), "
                           "'fused' or 'poptorch'")

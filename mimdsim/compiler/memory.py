@@ -93,10 +93,7 @@ def check_fits(program: Program) -> None:
         "weights": "Weights grow with fan-in x neurons per tile: use fewer neurons per tile (more tiles or chips).",
     }.get(category[top], "Use fewer neurons per tile (more tiles or chips), or lower timesteps/batch.")
     idle = int(np.count_nonzero(used == 0))
-    if idle and category[top] == "lists":
-        hint += f" ({idle} tiles are idle, but more tiles would not help here.)"
-    elif idle:
-        hint += (f" ({idle} tiles are idle: the mapper already spreads the layers at the fewest even neurons per "
-                 f"tile that place them all; --neurons-per-tile 1 halves that where it places.)")
+    if idle:  # what the remedies are, each checked, is the placement search's to say (it tried them)
+        hint += f" ({idle} tiles are idle.)"
     raise OutOfTileMemory(tile, int(used[tile]), limit, breakdown,
                           f"{over.size} tile(s) over the limit; largest here: {top}. {hint}")
