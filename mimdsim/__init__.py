@@ -13,6 +13,8 @@ from .arch import GpuSpec, SystolicSpec, systolic
 from .arch import gpu as gpu_spec
 from .optim import SGD, Adam
 from .workloads.snn.baselines.gpu import estimate as gpu_estimate
+from .gpu.trace import Trace, trace_torch
+from .gpu.trace_cost import estimate_trace as gpu_estimate_trace
 from .workloads.snn.simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)
 from .snn import LIFParams, Network, NeuronSpec, Readout, Surrogate
@@ -27,5 +29,5 @@ __all__ = [
     "Readout", "from_nir", "to_nir", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
     "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
-    "workloads", "train", "data", "gpu_estimate",
+    "workloads", "train", "data", "gpu_estimate", "trace_torch", "Trace", "gpu_estimate_trace",
 ]

@@ -1,4 +1,4 @@
-"""Command line: ``mimdsim simulate | compare | run FILE | chips | gpus``.
+"""Command line: ``mimdsim simulate | compare | run FILE | op KIND | validate | chips | gpus``.
 
 The flags of ``simulate`` and ``compare`` come from :mod:`mimdsim.settings`, the same table
 that defines the experiment-file keys.
@@ -32,14 +32,14 @@ def cmd_chips(args) -> int:
 def cmd_simulate(args) -> int:
     from .experiment import execute
 
-    execute(values_from_args(args), "simulate", out=say)
+    execute(values_from_args(args), "simulate", out=say_report)
     return 0
 
 
 def cmd_compare(args) -> int:
     from .experiment import execute
 
-    execute(values_from_args(args), "compare", out=say)
+    execute(values_from_args(args), "compare", out=say_report)
     return 0
 
 
@@ -60,7 +60,7 @@ def cmd_run(args) -> int:
             values[key] = check_value(FILE_KEYS[key], value, where="--set: ")
     if any(k.startswith("gpu.") for k in given) or any(k.startswith("gpu.") for k, _ in args.run_set or []):
         command = "compare"
-    execute(values, command, out=say)
+    execute(values, command, out=say_report)
     return 0
 
 
@@ -76,6 +76,72 @@ def cmd_gpus(args) -> int:
               f"{tf(g.fp16_flops)}{tf(g.bf16_flops)}{g.hbm_bytes / 2**30:>5.0f} GiB{g.hbm_bytes_per_second / 1e12:>7.2f} TB/s"
               f"{g.l2_bytes / 2**20:>5.0f} MiB  {gpu_description(name)}")
     print("\nTensor-core figures are dense (no 2:4 sparsity). Sources in docs/gpu-model.md.")
+    return 0
+
+
+OP_FLAGS = (  # flag, type, help: the shape arguments of mimdsim.op (KIND decides which apply)
+    ("--m", int, "matmul: rows of the left operand [m,k]"), ("--k", int, "matmul: inner dimension"),
+    ("--n", int, "matmul: columns of the right operand [k,n]"),
+    ("--precision", str, "matmul: fp32 or fp16 (default fp16)"),
+    ("--elements", int, "elementwise, copy, dynamic-slice: the tensor's elements (spread over --tiles)"),
+    ("--operand", str, "elementwise: scalar (default) or vector"), ("--pattern", str,
+     "elementwise --operand vector: the vector's length; exchange: point-to-point (default), broadcast, all-to-all"),
+    ("--regions", int, "contiguous regions per tile (default 1)"), ("--dtype", str, "float (default) or half"),
+    ("--slices", int, "dynamic-slice: slices taken (default 1)"), ("--outputs", int, "reduce: output elements"),
+    ("--partials", int, "reduce: inputs summed into each output"), ("--bytes", int, "exchange: bytes per message"),
+    ("--bytes-in", int, "host: bytes from the host"), ("--bytes-out", int, "host: bytes to the host"),
+    ("--scope", str, "sync: chip (default) or global"), ("--chips", int, "sync: chips the barrier spans"),
+    ("--tiles", int, "tiles the op uses (default: every tile of the chip)"),
+)
+
+
+def cmd_op(args) -> int:
+    from .ops import op
+    from .report.outputs import check_file_path
+
+    if args.json:
+        check_file_path(args.json, "--json")
+    shape = {flag[2:].replace("-", "_"): getattr(args, "op_" + flag[2:].replace("-", "_"))
+             for flag, _, _ in OP_FLAGS}
+    shape = {k: v for k, v in shape.items() if v is not None}
+    if args.update:
+        shape["update"] = True
+    if args.kind == "elementwise" and "pattern" in shape:
+        try:
+            shape["pattern"] = int(shape["pattern"])
+        except ValueError:
+            raise ConfigError(f"--pattern {shape['pattern']!r}: elementwise takes the vector's length, an "
+                              f"integer") from None
+    try:
+        report = op(args.kind, args.chip, **shape)
+    except ConfigError as e:  # name the flags, not the Python arguments
+        import re
+        text = re.sub(r"\b(bytes_in|bytes_out)\b", lambda m: m.group(1).replace("_", "-"), str(e))
+        text = re.sub(r"(?<![\w-])(m|k|n|precision|elements|operand|pattern|regions|dtype|slices|outputs|partials|"
+                      r"bytes|bytes-in|bytes-out|scope|chips|tiles|update)=", r"--\1 ", text)
+        raise ConfigError(text) from None
+    say(report.summary())
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump(report.to_dict(), f, indent=1)
+        say(f"wrote {args.json}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .validation import run_all, summary_table
+    from .report.outputs import check_file_path
+
+    if args.json:
+        check_file_path(args.json, "--json")
+    results = run_all(sources=args.source, quick=args.quick)
+    say(summary_table(results, points=args.points))
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump([r.to_dict() for r in results], f, indent=1)
+        say(f"wrote {args.json}")
     return 0
 
 
@@ -102,7 +168,9 @@ def cmd_sweep(args) -> int:
                       f" for {todo} point(s) (--serial runs in this process)")
     try:
         computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
-                             progress=progress, out=lambda text: progress.note(text))
+                             progress=progress,
+                             # shown with --quiet too: a run waiting on another must not look hung
+                             out=lambda text: progress.note(text) if progress.enabled else say(text))
     finally:
         progress.close()
     records = load_results(sweep.results)
@@ -111,7 +179,7 @@ def cmd_sweep(args) -> int:
     if args.plot:
         from .sweep.plots import plot_sweep
         written = plot_sweep(sweep, records, args.plot)
-    say(f"computed {computed} new point(s); {len(records)} in {sweep.results}, {len(errors)} with errors")
+    say(f"computed {computed} new point(s); {len(records)} point(s) in {sweep.results}, {len(errors)} with errors")
     for r in errors[:5]:
         say(f"  error at {r['params']}: {r['error']}")
     for p in written:
@@ -221,6 +289,30 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
     w.add_argument("--quiet", action="store_true", help="no progress line")
     w.set_defaults(func=cmd_sweep)
+    from .ops import KINDS
+    o = sub.add_parser("op", help="one Poplar operation on its own: a matmul, element-wise op, copy, slice, "
+                                  "reduction, exchange, sync or host transfer",
+                       description="Cost one operation with the same planner, codelet estimators and fabric model "
+                                   "the programs use: e.g. `mimdsim op matmul --chip bow --m 4096 --k 4096 --n 4096 "
+                                   "--precision fp16`. Prints cycles by kind (compute, exchange, sync, host), the "
+                                   "matmul's split and each superstep.")
+    o.add_argument("kind", metavar="KIND", choices=list(KINDS), help="one of " + ", ".join(KINDS))
+    o.add_argument("--chip", default="ipu-mk2", help="chip preset (default ipu-mk2; `mimdsim chips` lists them)")
+    o.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
+    o.add_argument("--update", action="store_true", help="dynamic-slice: a dynamicUpdate instead")
+    for flag, kind, text in OP_FLAGS:
+        o.add_argument(flag, dest="op_" + flag[2:].replace("-", "_"), type=kind, default=None, help=text)
+    o.set_defaults(func=cmd_op)
+    v = sub.add_parser("validate", help="every stored measurement against the model: model / measured per point",
+                       description="Run every measurement the project stores (mimdsim/validation/data/, each with "
+                                   "its provenance) through the model and print model / measured per point, with "
+                                   "the median and the worst per source. Nothing is fitted.")
+    v.add_argument("--json", default=None, metavar="FILE", help="write every point as JSON")
+    v.add_argument("--source", action="append", default=None, metavar="NAME",
+                   help="only this source (repeatable; default: all)")
+    v.add_argument("--points", action="store_true", help="print every point, not only the summary")
+    v.add_argument("--quick", action="store_true", help="a subset of each source's points (for tests)")
+    v.set_defaults(func=cmd_validate)
     from .training.cli import add_parser as add_train_parser
     add_train_parser(sub)
     return p
@@ -262,9 +354,9 @@ def _kept(args) -> str:
 
 def _check_train_outputs(args) -> None:
     from .report.outputs import check_file_path
-    if getattr(args, "train_json", None):
+    if getattr(args, "train_json", None) is not None:  # "" is asked for, and refused
         check_file_path(args.train_json, "--json")
-    if getattr(args, "train_checkpoint", None) and not getattr(args, "train_resume", False):
+    if getattr(args, "train_checkpoint", None) is not None and not getattr(args, "train_resume", False):
         check_file_path(args.train_checkpoint, "--checkpoint")
 
 
@@ -325,6 +417,41 @@ CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", 
              "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}
 
 
+def api_names() -> dict:
+    """Python argument names and the flags that set them: :data:`CLI_NAMES`, and each setting's own
+    name where it is a Python argument too (``max_rate`` -> ``--max-rate``, ``planes`` -> ``--planes``),
+    where that name is one setting's only."""
+    from .settings import SETTINGS
+
+    last: dict = {}
+    for s in SETTINGS:
+        last.setdefault(s.key.rsplit(".", 1)[-1], set()).add(s.flag)
+    derived = {name: next(iter(flags)) for name, flags in last.items() if len(flags) == 1 and "_" in name
+               or len(flags) == 1 and name in ("planes", "variant", "covariance", "encoding", "classes", "hidden")}
+    return {**derived, **CLI_NAMES}
+
+
+# Phrases of report notes written for the Python API, and their command-line words.
+NOTE_PHRASES = {"raise max_activity/capacity to keep them": "raise --max-activity (--input-capacity for the input "
+                                                           "list) to keep them",
+                "run with inputs= for rates from the dynamics": "run with --execute for rates from the dynamics"}
+
+
+def report_in_cli_terms(text: str) -> str:
+    """A report's notes in command-line terms (its tables are left as they are)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "note:" in line:
+            for api, cli in NOTE_PHRASES.items():
+                line = line.replace(api, cli)
+            lines[i] = cli_terms(line)
+    return "\n".join(lines)
+
+
+def say_report(text: str = "") -> None:
+    say(report_in_cli_terms(text))
+
+
 def cli_terms(message: str) -> str:
     """A library message in command-line terms: ``batch_size=0`` -> ``--batch 0``,
     ``schedule='fused'`` -> ``--schedule fused``, ``system('ipu-mk2', chips=2)`` -> ``--chips 2``,
@@ -347,9 +474,11 @@ def cli_terms(message: str) -> str:
                  lambda m: CLI_NAMES.get(m.group(1), m.group(0)), msg)
     msg = re.sub(r"\btraining=False\b", "--inference", msg)
     msg = re.sub(r"\bstrict=False\b", "the default (not strict)", msg)
-    names = "|".join(sorted(CLI_NAMES, key=len, reverse=True))
+    known = api_names()
+    names = "|".join(sorted(known, key=len, reverse=True))
     msg = re.sub(rf"(?<![\w.\-])({names})=(['\"]?)([^\s,;'\")]*)\2",
-                 lambda m: f"{CLI_NAMES[m.group(1)]} {m.group(3)}".rstrip(), msg)
+                 lambda m: m.group(0) if m.string[:m.start()].endswith("--set ")  # a chip field: --set FIELD=V
+                 else f"{known[m.group(1)]} {m.group(3)}".rstrip(), msg)
     return re.sub(r"(?<![\w.\-])(neurons_per_tile|max_activity|input_capacity|weight_scale|batch_size)\b",
                   lambda m: CLI_NAMES[m.group(1)], msg)
 

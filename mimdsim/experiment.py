@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import ConfigError, MimdsimError
 from .settings import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2, FILE_KEYS, check_value
-from .validate import check_host_bytes, did_you_mean
+from .validate import check_host_bytes, check_input_file, did_you_mean
 
 try:  # Python 3.11+
     import tomllib
@@ -61,9 +61,7 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
 
     ``sweep=True`` accepts (and leaves to :mod:`mimdsim.sweep`) a ``[sweep]`` table.
     """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ConfigError(f"experiment file {path!r} not found (looked in {os.path.abspath(path)!r})")
+    path = check_input_file(path, "experiment file", "a TOML file such as examples/finkbeiner2024_nmnist.toml")
     with open(path, "rb") as f:
         raw = f.read()
     text = raw.decode("utf-8", errors="replace")
@@ -192,6 +190,11 @@ def build_run(values: dict):
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
     check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"), schedule=v.get("run.schedule"))
     if v["run.execute"]:
+        for key, flag in (("run.activity", "--activity"), ("run.candidate_activity", "--candidate-activity")):
+            if v.get(key) is not None:  # the dynamics set the rates: refused, not ignored
+                raise ConfigError(f"{flag} (TOML: {key}) sets the firing rates a rate-driven run assumes; with "
+                                  f"--execute the rates come from the dynamics: drop {flag}, or drop --execute "
+                                  f"(--input-activity sets the input rate of an execution-driven run)")
         check_host_bytes(f"the random input spikes ([{T:,} timesteps, {B:,} samples, {n_in:,} inputs])",
                          8.0 * T * B * n_in, fix="lower --timesteps or --batch, or run rate-driven (no --execute)")
         rng = np.random.default_rng(v["run.seed"])
@@ -293,8 +296,9 @@ def execute(values: dict, command: str, *, out=print):
     from .report.outputs import write_outputs
     from .report.progress import Progress
 
-    progress = Progress("simulating" if command == "simulate" else "comparing", "timestep",
-                        enabled=not values["output.quiet"])
+    # the engine counts every iteration of the program's loops: T forward steps, then T backward
+    progress = Progress(f"{'simulating' if command == 'simulate' else 'comparing'} (timesteps of the forward, then "
+                        f"backward loop)", "timestep", enabled=not values["output.quiet"])
     try:
         net, sys_spec, kw = build_run(values)
         timeline = [] if values["output.trace"] else None

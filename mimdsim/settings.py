@@ -9,6 +9,7 @@ are flags only. A setting shared by several commands has one default and one mea
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -383,10 +384,11 @@ def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple =
     A ``bool`` flag gets ``--flag``/``--no-flag``, except one whose name is already a negation
     (``--no-gpu``): that one is a plain switch."""
     sections = {title: parser.add_argument_group(title) for title in groups}
+    flags = {s.flag for s in SETTINGS if overrides or command in s.commands}
     for s in SETTINGS:
         if (not s.in_files or s.kind == "table") if overrides else command not in s.commands:
             continue
-        kw: dict[str, Any] = {"dest": s.dest, "help": help_text(s, show_default=not overrides),
+        kw: dict[str, Any] = {"dest": s.dest, "help": help_for(s, flags, show_default=not overrides),
                               "default": argparse.SUPPRESS if overrides else s.default}
         if s.kind == "bool":
             kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
@@ -424,6 +426,14 @@ def _float(text):
     if v != v or v in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return v
+
+
+def help_for(s: Setting, flags: set, show_default: bool = True) -> str:
+    """:func:`help_text` for a command that takes ``flags``: a clause about a flag the command does
+    not have ("; a --model graph: ...", which ``train`` has no --model for; "; --precision is the GPU's"
+    in ``simulate``, which has no GPU) is left out."""
+    return re.sub(r"; [^;()]*?(--[a-z][\w-]*)[^;)]*", lambda m: m.group(0) if m.group(1) in flags else "",
+                  help_text(s, show_default))
 
 
 def help_text(s: Setting, show_default: bool = True) -> str:

@@ -152,3 +152,17 @@ def check_host_bytes(what: str, nbytes: float, *, share: float = 0.5, fix: Fix =
 def check_seed(name: str, value, *, where: str = "") -> int:
     """A random seed: an integer >= 0 (numpy's generators take no negative seed)."""
     return check_int(name, value, low=0, where=where, fix="numpy seeds are non-negative integers, e.g. 0")
+
+
+def check_input_file(path, what: str, fix: str = "") -> str:
+    """Refuse a file to read that is missing or is a folder, each in its own words; returns the path.
+    ``what`` names the file ("experiment file", "NIR file"), ``fix`` what to give instead."""
+    import os
+
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ConfigError(f"{what} {path!r} is a folder; give the file itself" + (f" ({fix})" if fix else ""))
+    if not os.path.exists(path):
+        raise ConfigError(f"{what} {path!r} does not exist (looked for {os.path.abspath(path)!r})"
+                          + (f"; give {fix}" if fix else ""))
+    return path

@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import mimdsim
 from mimdsim.cli import main
 
@@ -137,7 +139,7 @@ def test_ctrl_c_in_a_sweep_keeps_the_finished_points(tmp_path, capsys, monkeypat
     assert "Traceback" not in err
     monkeypatch.setattr(runner, "run_point", real)
     assert main(["sweep", str(path), "--serial", "--quiet"]) == 0  # resumes: the other two
-    assert "computed 2 new point(s); 3 in" in capsys.readouterr().out
+    assert "computed 2 new point(s); 3 point(s) in" in capsys.readouterr().out
 
 
 def test_run_file_takes_overrides_of_its_keys(tmp_path, capsys):
@@ -157,19 +159,34 @@ def test_run_file_takes_overrides_of_its_keys(tmp_path, capsys):
     assert "mimdsim compare" in capsys.readouterr().out
 
 
-def test_progress_line_without_optional_packages():
+def test_progress_is_tqdms_bar_and_says_what_it_counts():
     import io
 
+    pytest.importorskip("tqdm")
     from mimdsim.report.progress import Progress
     s = io.StringIO()
-    p = Progress("simulating", "timestep", stream=s, delay=0.0, every=0.0)
-    for i in range(1, 4):
-        p(i, 3)
+    p = Progress("simulating (timesteps of the forward, then backward loop)", "timestep", stream=s, delay=0.0,
+                 every=0.0)
+    for i in range(1, 5):
+        p(i, 4)
+    p.note("a note above the bar")
     p.close()
-    lines = s.getvalue().splitlines()
-    assert lines[0].startswith("simulating: 1/3 timesteps") and lines[-1].startswith("simulating: 3/3")
-    assert "left" in lines[1]  # the time left, from the rate since the first report
+    text = s.getvalue()
+    assert "simulating (timesteps of the forward, then backward loop)" in text and "4/4" in text
+    assert "timestep" in text and "a note above the bar" in text
     quiet = io.StringIO()
     q = Progress("simulating", stream=quiet)  # a run shorter than the delay prints nothing
     q(1, 2), q(2, 2), q.close()
     assert quiet.getvalue() == ""
+
+
+def test_without_tqdm_there_is_no_bar_and_notes_still_print(monkeypatch):
+    import io
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
+    from mimdsim.report.progress import Progress
+    s = io.StringIO()
+    p = Progress("sweep", "point", stream=s, delay=0.0, every=0.0)
+    p(1, 2), p.note("starting a Dask LocalCluster"), p(2, 2), p.close()
+    assert s.getvalue() == "sweep: starting a Dask LocalCluster\n"

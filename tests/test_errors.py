@@ -1,4 +1,6 @@
 """Bad input gets a clear error naming the value, the limit and the fix — never a deep traceback."""
+import re
+
 import numpy as np
 import pytest
 
@@ -37,7 +39,7 @@ def test_bad_capacity():
 def test_bad_neuron_parameters():
     with pytest.raises(ConfigError, match=r"alpha=1.5 must be a finite number in \[0, 1\]; a decay factor"):
         mimdsim.Network.feedforward([20, 10, 4], alpha=1.5)
-    with pytest.raises(ConfigError, match=r"theta2=2.0 must be a number <= 1; candidates lie below the spike threshold theta1=1.0"):
+    with pytest.raises(ConfigError, match=r"theta2=2.0 must be a number <= 1; candidates lie below the spike threshold \(1.0\)"):
         mimdsim.Network.feedforward([20, 10, 4], theta2=2.0)
     with pytest.raises(ConfigError, match="overflow='newest'"):
         mimdsim.Network.feedforward([20, 10, 4], overflow="newest")
@@ -178,7 +180,8 @@ EXPERIMENT = '[model]\nlayers = [300, 200, 10]\ntimesteps = 5\nbatch = 4\n'
 
 
 def _one_line_error(argv, capsys):
-    """Run the CLI; return its single stderr line (and check: exit 2, one line, no traceback)."""
+    """Run the CLI; return its single stderr line (and check: exit 2, one line, no traceback, in the
+    command line's own words: no Python spelling, and every flag it suggests exists)."""
     capsys.readouterr()
     rc = main(argv)
     err = capsys.readouterr().err
@@ -186,7 +189,38 @@ def _one_line_error(argv, capsys):
     assert rc == 2, (rc, err)
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith("mimdsim"), err
+    assert_cli_words(lines[0], typed=argv)
     return lines[0]
+
+
+# Python's spellings that a command-line user cannot type: name=value (but --set FIELD=VALUE and
+# TOML's key = value are the command line's), Network./mimdsim. calls, simulate(...).
+API_SPELLING = re.compile(r"(?<![\w.\-'\"])(?<!--set )(?<!\[)([a-z][a-z0-9_]*)=(?![=\s])|\bNetwork\.|"
+                          r"\bmimdsim\.[a-z_]+\(|\bsimulate\(|\bfrom_nir\(")
+
+
+def all_flags() -> set:
+    """Every flag of every command, read from the parser."""
+    from mimdsim.cli import build_parser
+
+    found, todo = set(), [build_parser()]
+    while todo:
+        parser = todo.pop()
+        for action in parser._actions:
+            found.update(action.option_strings)
+            if isinstance(getattr(action, "choices", None), dict):
+                todo.extend(action.choices.values())
+    return found
+
+
+def assert_cli_words(text: str, typed=()) -> None:
+    """``text`` speaks the command line: flags that exist (or that the user typed), no Python."""
+    spelled = [m.group(0) for m in API_SPELLING.finditer(text)
+               if not text[:m.start()].rstrip().endswith("--set")]
+    assert not spelled, f"Python spelling {spelled} in: {text}"
+    flags = all_flags()
+    unknown = [f for f in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if f not in flags and f not in typed]
+    assert not unknown, f"suggests flags that do not exist {unknown}: {text}"
 
 
 @pytest.fixture
@@ -198,8 +232,11 @@ def files(tmp_path):
                        "rev": '"chip.tiles" = {range = [1472, 256, 128]}\n',
                        "ok": '"chip.tiles" = [64, 128]\n',
                        "revu": '"run.activity" = {uniform = [0.05, 0.001]}\n',
-                       "huge_axis": '"run.seed" = {range = [0, 10000000000, 1]}\n'}.items():
-        mode = 'mode = "random"\nsamples = 3\n' if name == "revu" else ""
+                       "huge_axis": '"run.seed" = {range = [0, 10000000000, 1]}\n',
+                       "logr": '"run.activity" = {logrange = [0, 0.01, 4]}\n',
+                       "logn": '"run.activity" = {logrange = [0.001, 0.01, 2.5]}\n',
+                       "logu": '"run.activity" = {loguniform = [0, 0.01]}\n'}.items():
+        mode = 'mode = "random"\nsamples = 3\n' if name in ("revu", "logu") else ""
         (tmp_path / f"{name}.toml").write_text(EXPERIMENT + f'[sweep]\n{mode}results = "{name}.jsonl"\n'
                                                f'[sweep.axes]\n{axes}')
     return tmp_path
@@ -269,7 +306,7 @@ BAD_INPUTS = [
     (SIM + ["--chip-precision", "fp16", "--schedule", "published"], r"--chip-precision fp16 is not available there"),
     (CMP + ["--systolic", "foo"], r"unknown systolic array 'foo'; presets are tpu-v1"),
     (WL + ["--workload", "kalman", "--tracks-per-tile", "0"], r"--tracks-per-tile: 0 must be an integer >= 1"),
-    (WL + ["--workload", "kalman", "--planes", "1"], r"planes=1 must be an integer >= 2; a straight-line track fit"),
+    (WL + ["--workload", "kalman", "--planes", "1"], r"--planes 1 must be an integer >= 2; a straight-line track fit needs at least 2 planes"),
     (WL + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (WL + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
     (WL + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
@@ -293,8 +330,11 @@ BAD_INPUTS = [
     (SIM + ["--json", "{d}/same.json", "--trace", "{d}/same.json"], r"--json and --trace both write"),
     (WL + ["--workload", "mlp", "--json", "/nonexistent/m.json"], r"--json '/nonexistent/m.json'"),
     # run FILE
-    (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
+    (["run", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' does not exist"),
     (["run", "{d}/bad.toml"], r"bad.toml: not valid TOML"),
+    (["run", "{d}"], r"experiment file '.*' is a folder; give the file itself \(a TOML file"),
+    (["simulate", "--quiet", "--model", "{d}"], r"NIR file '.*' is a folder; give the file itself"),
+    (TRAIN + ["--data", "events", "--events", "{d}"], r"event file '.*' is a folder; give the file itself"),
     (["run", "{d}/e.toml", "--tiles", "0"], r"--tiles: 0 must be an integer between 1"),
     (["run", "{d}/e.toml", "--set", "model.batch=0"], r"--set: model.batch = 0 must be an integer >= 1"),
     (["run", "{d}/e.toml", "--set", "model.nope=1"], r"unknown key 'model.nope'.*Did you mean 'model.nir'\?"),
@@ -325,7 +365,7 @@ BAD_INPUTS = [
     (["gpus", "extra"], r"unrecognized arguments: extra"),
     (["nonsense"], r"invalid choice: 'nonsense'"),
     # sweeps: workers, an unreachable scheduler, absurd and reversed ranges, unwritable outputs
-    (["sweep", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' not found"),
+    (["sweep", "/nonexistent.toml"], r"experiment file '/nonexistent.toml' does not exist"),
     (["sweep", "{d}/e.toml"], r"a sweep file needs a \[sweep.axes\] table"),
     (["sweep", "{d}/ok.toml", "--workers", "0"], r"--workers: 0 must be an integer >= 1"),
     (["sweep", "{d}/ok.toml", "--workers", "-3"], r"--workers: -3 must be an integer >= 1"),
@@ -338,6 +378,23 @@ BAD_INPUTS = [
     (["sweep", "{d}/huge_axis.toml"], r"has 10,000,000,001 values; the limit of a sweep is 1,000,000"),
     (["sweep", "{d}/rev.toml"], r"runs from 1472 to 256 with step 128.*swap start and stop, or give step -128"),
     (["sweep", "{d}/revu.toml"], r"the low end 0.05 is above the high end 0.001; swap them"),
+    (["sweep", "{d}/logr.toml"], r"a log range needs start > 0 and stop > 0.*e.g. \{logrange = \[0.0001, 0.01, 4\]\}"),
+    (["sweep", "{d}/logn.toml"], r"the count 2.5 must be an integer >= 1 \(a log range is \[start, stop, count\]\)"),
+    (["sweep", "{d}/logu.toml"], r"a log-uniform draw needs a low end > 0.*or \{uniform = \[0, 0.01\]\}"),
+    # a setting the chosen mode does not read is refused, not ignored
+    (SIM + ["--execute", "--activity", "0.02"], r"--activity \(TOML: run.activity\) sets the firing rates a "
+                                                r"rate-driven run assumes; with --execute .* drop --activity"),
+    (SIM + ["--execute", "--candidate-activity", "0.02"], r"--candidate-activity .* drop --candidate-activity"),
+    # output paths: empty, a folder where a file is expected (existing, or by its trailing slash), a file
+    # where a folder is expected; each refused before the run with its own message
+    (SIM + ["--json", ""], r"--json is empty: give a file name \(e.g. --json out.json\)"),
+    (SIM + ["--csv", ""], r"--csv is empty"),
+    (SIM + ["--plot", ""], r"--plot is empty: give a folder"),
+    (SIM + ["--trace", "{d}"], r"--trace '.*' is a folder; give a file name"),
+    (SIM + ["--json", "{d}/new/"], r"--json '.*new/' ends with a path separator, so it names a folder"),
+    (SIM + ["--plot", "{d}/afile"], r"--plot '.*afile' is a file; give a folder"),
+    (TRAIN + ["--json", ""], r"--json is empty"),
+    (TRAIN + ["--checkpoint", ""], r"--checkpoint is empty"),
 ]
 
 
@@ -467,3 +524,44 @@ def test_a_checkpoint_from_another_T_is_explained_as_such(tmp_path, capsys):
     argv = [a if a != "8" or TRAIN[i - 1] != "--timesteps" else "10" for i, a in enumerate(TRAIN)]
     line = _one_line_error(argv + ["--checkpoint", ck, "--resume", "--epochs", "2"], capsys)
     assert "T8" in line and "T10" in line and "timesteps" in line and "capacit" not in line.split("Resume")[0]
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate"],  # the README's main job: rate-driven and overflow notes
+    ["simulate", "--layers", "20,10,10,10,4", "--timesteps", "2", "--batch", "2", "--execute"],  # late layers
+    ["simulate", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4", "--execute", "--input-activity",
+     "0.001"],  # silent layers
+    ["compare", "--layers", "300,200,10", "--timesteps", "5", "--batch", "4"],
+    ["compare", "--workload", "kalman"],
+], ids=lambda a: " ".join(a))
+def test_notes_and_warnings_speak_the_command_line(argv, capsys):
+    """Every note and warning a run prints names flags that exist, never a Python argument."""
+    assert main(argv + ["--quiet"]) == 0
+    captured = capsys.readouterr()
+    lines = [l for l in (captured.out + captured.err).splitlines() if "note:" in l or "warning:" in l]
+    for line in lines:
+        assert_cli_words(line)
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare", "run", "sweep", "train", "chips", "gpus"])
+def test_every_flag_a_help_names_is_one_of_its_command(command, capsys):
+    """A command's --help suggests only its own flags (train's help spoke of a --model it lacks)."""
+    from mimdsim.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(getattr(a, "choices", None), dict)).choices[command]
+    own = {o for a in sub._actions for o in a.option_strings}
+    named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", sub.format_help()))
+    assert named <= own, sorted(named - own)
+
+
+def test_a_setting_that_changes_the_program_says_so(capsys):
+    """fp16 runs the fused program (the published op is fp32 only): the headline and a note say so,
+    with the settings that hold the program fixed; a program given explicitly needs no reason."""
+    assert main(SIM + ["--chip-precision", "fp16"]) == 0
+    out = capsys.readouterr().out
+    assert "program          fused, fp16 (fp16 runs the fused program: the published op is fp32 only)" in out
+    assert "--schedule fused, --chip-precision fp32 holds the program fixed" in out
+    assert main(SIM + ["--chip-precision", "fp16", "--schedule", "fused"]) == 0
+    out = capsys.readouterr().out
+    assert "program          fused, fp16\n" in out and "holds the program fixed" not in out

@@ -70,7 +70,7 @@ def test_bad_files_name_file_line_and_key(tmp_path, text, match):
 
 
 def test_missing_file_and_preset_typos(tmp_path, capsys):
-    with pytest.raises(ConfigError, match="experiment file 'nope.toml' not found"):
+    with pytest.raises(ConfigError, match="experiment file 'nope.toml' does not exist"):
         load_experiment("nope.toml")
     path = _write(tmp_path, '[model]\ntimesteps = 5\nbatch = 4\n[chip]\npreset = "ipu-mk3"\n[output]\nquiet = true\n')
     assert main(["run", path]) == 2

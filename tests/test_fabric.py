@@ -9,7 +9,7 @@ Model (``docs/cost-model.md`` §2, the docstring of ``mimdsim/engine/fabric.py``
     phase = max(tile, link, host) + exchange_latency_cycles + exchange_phase_overhead_cycles
 
 MK2 defaults: send = recv = 4 B/cycle, broadcast (supertile pair) 8 B/cycle, latency
-98, phase overhead 600, link latency 1 us, host latency 1.5 us (one per host stream),
+98, phase overhead 0 (issue 24; 600 before), link latency 1 us, host latency 1.5 us (one per host stream),
 host link PCIe Gen4 x16 one direction (31.5 GB/s), sync 126 / 600.
 Every expectation is a literal expression, not a call of the model's formula.
 """
@@ -57,8 +57,8 @@ def _eq(actual, expected):
 def test_point_to_point_single_message():
     ex = exchange_cost((tr(0, 5, 400),), sys8())
     assert isinstance(ex, ExchangeCost)
-    # 400 B at 4 B/cycle out of tile 0 and into tile 5, plus latency 98 and phase 600
-    assert ex.cycles == pytest.approx(400 / 4 + 98 + 600)
+    # 400 B at 4 B/cycle out of tile 0 and into tile 5, plus latency 98 (no phase overhead)
+    assert ex.cycles == pytest.approx(400 / 4 + 98)
     _eq(ex.tile_cycles, [400 / 4, 0, 0, 0, 0, 400 / 4, 0, 0])
     assert ex.host_cycles == 0 and ex.link_cycles == 0
 
@@ -67,8 +67,8 @@ def test_point_to_point_terms_isolated():
     assert exchange_cost((tr(0, 5, 400),), bare()).cycles == pytest.approx(400 / 4)
     assert exchange_cost((tr(0, 5, 400),), sys8(exchange_phase_overhead_cycles=0)).cycles == \
         pytest.approx(400 / 4 + 98)
-    assert exchange_cost((tr(0, 5, 400),), sys8(exchange_latency_cycles=0)).cycles == \
-        pytest.approx(400 / 4 + 600)
+    assert exchange_cost((tr(0, 5, 400),), sys8(exchange_latency_cycles=0, exchange_phase_overhead_cycles=600)
+                         ).cycles == pytest.approx(400 / 4 + 600)
     # non-default rates: send 2 B/cycle, receive 5 B/cycle -> the sender is the bottleneck
     ex = exchange_cost((tr(0, 5, 400),), bare(exchange_send_bytes_per_cycle=2.0,
                                               exchange_recv_bytes_per_cycle=5.0,
@@ -111,14 +111,14 @@ def test_multicast_to_all_tiles_is_sent_once():
     # tile 1: partner 0 does not receive -> 400 / 4; pairs (2,3) (4,5) (6,7) -> 400 / 8
     ex = exchange_cost((tr(0, np.arange(1, 8), 400, group=0),), sys8())
     _eq(ex.tile_cycles, [400 / 4, 400 / 4, 400 / 8, 400 / 8, 400 / 8, 400 / 8, 400 / 8, 400 / 8])
-    assert ex.cycles == pytest.approx(400 / 4 + 98 + 600)
+    assert ex.cycles == pytest.approx(400 / 4 + 98)
 
 
 def test_receiver_from_several_senders_bytes_add():
     # tiles 0, 1, 2 each send one message (own group) to tile 5: 100 + 200 + 40 B
     ex = exchange_cost((tr([0, 1, 2], [5, 5, 5], [100, 200, 40]),), sys8())
     _eq(ex.tile_cycles, [100 / 4, 200 / 4, 40 / 4, 0, 0, (100 + 200 + 40) / 4, 0, 0])
-    assert ex.cycles == pytest.approx((100 + 200 + 40) / 4 + 98 + 600)
+    assert ex.cycles == pytest.approx((100 + 200 + 40) / 4 + 98)
 
 
 def test_bytes_add_across_transfers_of_one_exchange():
@@ -171,7 +171,7 @@ def test_cross_chip_message_link_bandwidth_and_latency():
     ex = exchange_cost((tr(1, 9, 800),), s)
     # tiles: 800 / 4 = 200; link: 800 / 2 + 1000 = 1730 is the busiest
     assert ex.link_cycles == pytest.approx(800 / 2 + 1000)
-    assert ex.cycles == pytest.approx(800 / 2 + 1000 + 98 + 600)
+    assert ex.cycles == pytest.approx(800 / 2 + 1000 + 98)
     expect = np.zeros(16)
     expect[1] = expect[9] = 800 / 4
     _eq(ex.tile_cycles, expect)
@@ -184,7 +184,7 @@ def test_cross_chip_with_mk2_preset_rates():
     link = 4000 / (320e9 / MK2_CLOCK) + 1e-6 * MK2_CLOCK
     assert ex.link_cycles == pytest.approx(link)
     assert ex.link_cycles == pytest.approx(4000 / 241.17248 + 1326.851)
-    assert ex.cycles == pytest.approx(link + 98 + 600)  # link beats 4000 / 4 = 1000 tile cycles
+    assert ex.cycles == pytest.approx(link + 98)  # link beats 4000 / 4 = 1000 tile cycles
 
 
 def test_cross_chip_latency_isolated():
@@ -204,7 +204,7 @@ def test_cross_chip_multicast_crosses_once_per_chip():
     # three groups: three crossings
     three = exchange_cost((tr(1, [9, 10, 12], 800),), s)
     assert three.link_cycles == pytest.approx(3 * 800 / 2 + 1000)
-    assert three.cycles == pytest.approx(3 * 800 / 2 + 1000 + 98 + 600)
+    assert three.cycles == pytest.approx(3 * 800 / 2 + 1000 + 98)
 
 
 def test_cross_chip_multicast_to_several_chips():
@@ -226,7 +226,7 @@ def test_on_chip_traffic_of_a_two_chip_system_uses_no_link():
     s = two_chips(clock_hz=1e9, link_bytes_per_second=2e9)
     ex = exchange_cost((tr([1, 9], [2, 10], 800),), s)
     assert ex.link_cycles == 0
-    assert ex.cycles == pytest.approx(800 / 4 + 98 + 600)
+    assert ex.cycles == pytest.approx(800 / 4 + 98)
 
 
 # ---------------------------------------------------------------- host
@@ -237,7 +237,7 @@ def test_host_transfer():
     s = sys8(clock_hz=1e9, host_bytes_per_second=4e9)
     ex = exchange_cost((tr(-1, 3, 800),), s)
     assert ex.host_cycles == pytest.approx(800 / 4 + 1500)
-    assert ex.cycles == pytest.approx(800 / 4 + 1500 + 98 + 600)
+    assert ex.cycles == pytest.approx(800 / 4 + 1500 + 98)
     _eq(ex.tile_cycles, [0, 0, 0, 800 / 4, 0, 0, 0, 0])  # the host is no tile: nobody sends
     assert ex.link_cycles == 0
 
@@ -249,10 +249,10 @@ def test_host_transfer_mk2_preset_rates():
     assert ex.host_cycles == pytest.approx(host)
     assert ex.host_cycles == pytest.approx(10**6 / 23.746207 + 1990.277, rel=1e-6)
     # one tile receives the 1e6 B at only 4 B/cycle: 250000 cycles beat the host link
-    assert ex.cycles == pytest.approx(10**6 / 4 + 98 + 600)
+    assert ex.cycles == pytest.approx(10**6 / 4 + 98)
     # with a 300000-cycle host latency the host is the busiest: 42112.0 + 300000 > 250000
     slow = exchange_cost((tr(-1, 3, 10**6),), sys8(host_latency_s=300000 / MK2_CLOCK))
-    assert slow.cycles == pytest.approx(10**6 / (PCIE4 / MK2_CLOCK) + 300000 + 98 + 600)
+    assert slow.cycles == pytest.approx(10**6 / (PCIE4 / MK2_CLOCK) + 300000 + 98)
 
 
 def test_host_multicast_counts_host_bytes_once():
@@ -269,7 +269,7 @@ def test_host_and_tile_traffic_in_one_exchange():
     ex = exchange_cost((tr(-1, 3, 800, name="in"), tr(0, 1, 40000, name="p2p")), s)
     assert ex.host_cycles == pytest.approx(800 / 4 + 1500)
     # the tiles (40000 / 4 = 10000) are the busiest
-    assert ex.cycles == pytest.approx(40000 / 4 + 98 + 600)
+    assert ex.cycles == pytest.approx(40000 / 4 + 98)
 
 
 # ---------------------------------------------------------------- sync

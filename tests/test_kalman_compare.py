@@ -104,7 +104,7 @@ def test_cli_compare_workload_kalman(tmp_path, capsys):
                  "--batches", "20", "--set", "run_launch_s=0", "--cpu", "none", "--resident"]) == 0
     assert "sync-bound" in capsys.readouterr().out
     assert main(["compare", "--workload", "kalman", "--planes", "0"]) == 2
-    assert "planes=0 must be an integer >= 2; a straight-line track fit needs at least 2 planes" in capsys.readouterr().err
+    assert "--planes 0 must be an integer >= 2; a straight-line track fit needs at least 2 planes" in capsys.readouterr().err
     assert main(["compare", "--workload", "kalman", "--csv", str(tmp_path / "x.csv")]) == 2
     assert "use --json" in capsys.readouterr().err
 

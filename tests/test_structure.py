@@ -28,7 +28,8 @@ LAYERS = [
                                                  "mimdsim.data"]),
     ("the model, the program IR, optimizers, settings", ["mimdsim.snn", "mimdsim.program", "mimdsim.optim",
                                                          "mimdsim.settings"]),
-    ("compiler, engine, GPU model", ["mimdsim.compiler", "mimdsim.engine", "mimdsim.gpu"]),
+    ("compiler, engine, GPU model, energy model", ["mimdsim.compiler", "mimdsim.engine", "mimdsim.gpu",
+                                                  "mimdsim.energy"]),
     ("a workload's run settings and mapping", ["mimdsim.workloads.snn.step", "mimdsim.workloads.snn.mapping",
                                                "mimdsim.workloads.snn.study"]),
     ("a workload's programs, work sources and baselines", ["mimdsim.workloads.snn.programs",
@@ -37,9 +38,10 @@ LAYERS = [
                                                            "mimdsim.workloads.snn.baselines",
                                                            "mimdsim.workloads.kalman", "mimdsim.workloads.mlp"]),
     ("a workload's entry point", ["mimdsim.workloads.snn.simulate", "mimdsim.workloads.snn"]),
-    ("comparisons", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads.cli", "mimdsim.workloads"]),
+    ("comparisons, single ops", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads.cli",
+                                 "mimdsim.workloads", "mimdsim.ops"]),
     ("experiment files", ["mimdsim.experiment"]),
-    ("training and sweeps", ["mimdsim.training", "mimdsim.sweep"]),
+    ("training, sweeps, validation", ["mimdsim.training", "mimdsim.sweep", "mimdsim.validation"]),
     ("the command line and the package", ["mimdsim.cli", "mimdsim.__main__", "mimdsim"]),
 ]
 

@@ -319,13 +319,18 @@ def test_calibrate_activity_hits_targets(tiny):
         calibrate_activity(net, CHIP, tiny, [0.1, 0.1])
 
 
-def test_progress_bar_fallback_without_tqdm(tiny, monkeypatch, capsys):
+def test_training_progress_is_the_same_bar(tiny, monkeypatch, capsys):
+    """Training draws the one progress mechanism's bar (tqdm) per epoch; none when stdout is not a
+    terminal (the default), and none without tqdm."""
     import sys
-    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
+    pytest.importorskip("tqdm")
     train(_net(), CHIP, tiny, epochs=1, batch_size=16, progress=True)
     err = capsys.readouterr().err
-    assert "epoch 1/1" in err and "#" in err
+    assert "epoch 1/1" in err and "/4" in err and "batch" in err  # redraws (with the loss) depend on timing
     train(_net(), CHIP, tiny, epochs=1, batch_size=16, progress=None)  # stdout is not a terminal under pytest
+    assert capsys.readouterr().err == ""
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError: no bar, the run goes on
+    train(_net(), CHIP, tiny, epochs=1, batch_size=16, progress=True)
     assert capsys.readouterr().err == ""
 
 
@@ -377,3 +382,19 @@ def test_digits_reach_90_percent_on_the_chip():
     res = train(net, "ipu-mk2", d, epochs=10, batch_size=16, optimizer=mimdsim.Adam(lr=2e-3),
                 theta2_schedule=None, progress=False)
     assert res.best_test_accuracy() >= 0.9
+
+
+def test_the_table_names_per_epoch_and_cumulative_columns():
+    """`chip s/epoch` is the epoch's, `chip s total` and the GPU's `s total` sum every epoch so far,
+    `wall s/epoch` is the epoch's (the table once printed totals under per-epoch names)."""
+    from mimdsim.training.loop import Epoch, format_epoch, header
+
+    head = header("a100-40gb")
+    assert head.index("chip s/epoch") < head.index("chip s total") < head.index("a100-40gb s total") \
+        < head.index("wall s/epoch")
+    e = [Epoch(epoch=k, steps=2, loss=1.0, train_accuracy=0.5, test_loss=None, test_accuracy=None, activity=[0.1, 0.02],
+               listed_fraction=[0.1, 0.02], dropped_spikes=[0, 0], dropped_candidates=[0, 0], theta2=0.9, lr=1e-3,
+               chip_seconds=s, gpu_seconds=2 * s, wall_seconds=3.0, chip_seconds_total=tot, gpu_seconds_total=2 * tot)
+         for k, s, tot in ((1, 0.25, 0.25), (2, 0.5, 0.75))]
+    cells = format_epoch(e[1]).split()
+    assert cells[-4:] == ["0.5", "0.75", "1.5", "3.0"]  # chip/epoch, chip total, GPU total, wall/epoch

@@ -26,7 +26,7 @@ import zipfile
 import numpy as np
 
 from ..errors import ConfigError
-from ..validate import check_int, check_number
+from ..validate import check_input_file, check_int, check_number
 from .base import Dataset, SpikeSet, split_indices
 
 FORMAT = ("times [E], ids [E], sample [E] (or offsets [N+1]), labels [N]; optional n_inputs, duration; "
@@ -51,8 +51,7 @@ def _fail(path, what):
 
 
 def _read(path):
-    if not os.path.exists(path):
-        raise ConfigError(f"event file {path} does not exist")
+    check_input_file(path, "event file", "an .npz of spike events, docs/training.md")
     try:
         with np.load(path, allow_pickle=False) as f:
             return {k: f[k] for k in f.files}

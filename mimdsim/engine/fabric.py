@@ -142,6 +142,32 @@ def _exchange_phase(transfers, system) -> tuple[float, float]:
     return exchange, host
 
 
+def traffic(transfers, system) -> np.ndarray:
+    """Bytes one exchange phase moves, for the energy model: ``[on-chip, chip-to-chip link, host]``.
+
+    On-chip bytes count every delivered copy (a multicast drives each receiver); a message
+    crossing chips counts once per (group, destination chip) on the link, as the fabric costs it;
+    host bytes count a host stream's group once (into the tiles) or every message (to the host).
+    A message from a tile to itself is a local copy and moves nothing."""
+    out = np.zeros(3)
+    tiles = system.chip.tiles
+    for tr in transfers:
+        keep = tr.src != tr.dst
+        src, dst, group = tr.src[keep], tr.dst[keep], tr.group[keep].astype(np.int64)
+        nbytes = tr.nbytes[keep].astype(np.float64)
+        host = (src < 0) | (dst < 0)
+        out[0] += float(nbytes[~host].sum())
+        if host.any():
+            h = src < 0
+            _, idx = np.unique(group[h], return_index=True)
+            out[2] += float(nbytes[h][idx].sum()) + float(nbytes[dst < 0].sum())
+        cross = ~host & (src // tiles != dst // tiles)
+        if cross.any():
+            _, idx = np.unique(group[cross] * system.chips + dst[cross] // tiles, return_index=True)
+            out[1] += float(nbytes[cross][idx].sum())
+    return out
+
+
 def sync_cost(kind: str, system) -> int:
     """Cycles of one barrier: on-chip, or spanning the system's chips."""
     if kind not in ("chip", "global"):

@@ -29,7 +29,7 @@ from ..errors import ConfigError
 from ..program import Launch, Loop, Program, Superstep, VertexSet
 from ..report import KINDS, Report, empty_cycles
 from .cost import codelet, vertex_cycles
-from .fabric import exchange_phase, sync_cost
+from .fabric import exchange_phase, sync_cost, traffic
 
 
 class WorkSource(Protocol):
@@ -57,14 +57,16 @@ class _Costs:
         self.cycles = empty_cycles()
         self.per_step: dict[str, dict] = {}
         self.tile_compute = np.zeros(self.n_tiles)
+        self.moved = np.zeros(3)  # bytes moved: on-chip exchange, chip-to-chip links, host (energy model)
         # static costs live with the program: a compiled program is run many times
         key = (self.tile, system)  # the whole spec: an overridden chip keeps its preset's name
         if program.static_costs.get("key") != key:
             program.static_costs.clear()
-            program.static_costs.update(key=key, compute={}, exchange={}, layouts={})
+            program.static_costs.update(key=key, compute={}, exchange={}, layouts={}, traffic={})
         self.static: dict[int, np.ndarray] = program.static_costs["compute"]
         self.exchange: dict[int, tuple[float, float]] = program.static_costs["exchange"]
         self.layouts: dict[int, tuple] = program.static_costs["layouts"]
+        self.traffic: dict[int, np.ndarray] = program.static_costs.setdefault("traffic", {})
         self.group_starts = program.mapping.tile_groups(self.n_tiles)[0] if timeline is not None else None
 
     def static_cycles(self, vs: VertexSet):
@@ -125,6 +127,11 @@ class _Costs:
             self.exchange[id(step)] = exchange_phase(step.exchange, self.system)
         return self.exchange[id(step)]
 
+    def traffic_of(self, step: Superstep) -> np.ndarray:
+        if id(step) not in self.traffic:
+            self.traffic[id(step)] = traffic(step.exchange, self.system)
+        return self.traffic[id(step)]
+
     def charge(self, step, t, computed=None, count: int = 1) -> None:
         """Charge ``step`` at iteration ``t`` (its ``(tiles, cycles)`` compute given) ``count`` times."""
         kinds = dict.fromkeys(KINDS, 0.0)
@@ -134,6 +141,7 @@ class _Costs:
         else:
             tiles, local = computed
             kinds["exchange"], kinds["host"] = self.exchange_of(step)
+            self.moved += count * self.traffic_of(step)
             kinds["compute"] = float(local.max()) if step.compute and local.size else 0.0
             kinds["sync"] = float(sync_cost(step.sync, self.system))
             self.tile_compute[tiles] += local if count == 1 else count * local
@@ -210,6 +218,7 @@ class _Costs:
                 continue
             tiles, local = cyc
             vals[kind["exchange"], :, j], vals[kind["host"], :, j] = self.exchange_of(s)
+            self.moved += iterations * self.traffic_of(s)
             if s.compute and local.size:
                 vals[kind["compute"], :, j] = local.max(axis=-1)
             vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
@@ -282,7 +291,10 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
                   mode=f"{source.mode}-driven" if source is not None else "analytical",
                   timesteps=program.timesteps, batch_size=program.batch_size, clock_hz=system.chip.clock_hz,
                   cycles=costs.cycles, steps=costs.per_step, memory=copy.deepcopy(summary),
-                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used.copy())
+                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used.copy(),
+                  activity={"tile_compute_cycles": float(costs.tile_compute.sum()),
+                            "exchange_bytes": float(costs.moved[0]), "link_bytes": float(costs.moved[1]),
+                            "host_bytes": float(costs.moved[2])})
 
 
 def memory_summary(program: Program) -> dict:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..validate import check_choice, check_number
 
 
@@ -68,3 +70,36 @@ def framework(name: str | FrameworkSpec = "pytorch-eager") -> FrameworkSpec:
         return name
     check_choice("framework", name, tuple(FRAMEWORKS))
     return FRAMEWORKS[name]
+
+
+def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarray]:
+    """Step time of ops issued by the host (``host_s[i]`` each, in order) onto one device stream
+    (``device_s[i]`` each), and the time the device waits for the host before each op.
+
+    op i ends at E_i = max(H_i, E_{i-1}) + d_i with H_i the host's issue time (cumulative host
+    cost): E_n = max over i (H_i + d_i + ... + d_n). The step ends at the sync after the last op.
+    """
+    H = np.cumsum(host_s)
+    D = np.cumsum(device_s)
+    start = np.maximum.accumulate(H - (D - device_s))  # E_i - D_i, the latest constraint so far
+    end = start + D
+    prev_end = np.concatenate([[0.0], end[:-1]])
+    wait = np.maximum(H - prev_end, 0.0)
+    return float(end[-1]), wait
+
+
+def synchronised_timeline(host_s: np.ndarray, device_s: np.ndarray, syncs: np.ndarray) -> tuple[float, np.ndarray]:
+    """:func:`timeline` with host synchronisations: after op i with ``syncs[i]`` (an ``.item()``, a
+    ``nonzero``, a copy to the host) the host waits for the device queue to drain, so the ops up to
+    and including it form one segment and the next segment starts with both streams idle. The step
+    is the sum of its segments; the last one ends when its last op ends on the device."""
+    host_s, device_s = np.asarray(host_s, float), np.asarray(device_s, float)
+    if host_s.size == 0:
+        return 0.0, np.zeros(0)
+    cuts = np.flatnonzero(np.asarray(syncs, bool)[:-1]) + 1
+    total, waits = 0.0, []
+    for h, d in zip(np.split(host_s, cuts), np.split(device_s, cuts)):
+        t, w = timeline(h, d)
+        total += t
+        waits.append(w)
+    return total, np.concatenate(waits)

@@ -52,12 +52,22 @@ class Comparison(JsonOutput):
         """MIMD throughput over each other column's (keys as in ``others``)."""
         return {k: self.mimd.samples_per_second / r.samples_per_second for k, r in self.others.items()}
 
+    @property
+    def energy_ratio(self) -> dict:
+        """MIMD samples per joule over each other column's (columns without an energy model left out)."""
+        if not self.mimd.energy:
+            return {}
+        return {k: self.mimd.energy["samples_per_joule"] / r.energy["samples_per_joule"]
+                for k, r in self.others.items() if r.energy}
+
     def to_dict(self) -> dict:
         # The SNN step's JSON has no workload and unit keys (it is samples/s) and always a
         # refused one; a workload's lists refusals only if there are any.
         snn = self.workload == "snn"
         d = {} if snn else {"workload": self.workload, "unit": self.unit}
         d.update(mimd=self.mimd.to_dict(), gpu={k: r.to_dict() for k, r in self.gpu.items()}, speedup=self.speedup)
+        if self.energy_ratio:
+            d["energy_ratio"] = self.energy_ratio
         if snn or self.refused:
             d["refused"] = self.refused
         d.update({k: r.to_dict() for k, r in self.others.items() if r.platform != "gpu"})
@@ -99,11 +109,20 @@ class Comparison(JsonOutput):
         for k in kinds:
             row(f"  {k} share", lambda r, k=k: f"{100 * r.kind_totals().get(k, 0.0) / r.total_cycles:.1f}%"
                 if k in r.kinds else "-")
+        if any(r.energy for _, r in cols):
+            row("joules/step", lambda r: f"{r.energy['joules_per_step']:.3e}" if r.energy else "-")
+            row("watts (band)", lambda r: "{:,.0f} ({:,.0f}-{:,.0f})".format(r.energy["watts"], *r.energy["band"]["watts"])
+                if r.energy else "-")
+            row("samples/J", lambda r: f"{r.energy['samples_per_joule']:,.1f}" if r.energy else "-")
         row("memory", _memory)
         if any("bound" in r.placement for _, r in cols):
             row("bound", lambda r: r.placement.get("bound", "-"))
         lines.append(f"  {'speedup MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
                      + "".join(f"{v:>{w - 1}.2f}x" for v in self.speedup.values()))
+        if self.energy_ratio:  # samples per joule, beside the speedup's samples per second
+            lines.append(f"  {'energy ratio MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
+                         + "".join(f"{self.energy_ratio[k]:>{w - 1}.2f}x" if k in self.energy_ratio else f"{'-':>{w}}"
+                                   for k in self.others))
         lines += [f"  {s}: refused: {why}" for s, why in self.refused.items()]
         lines += matmul_plan_lines(self.mimd.placement)
         if snn:

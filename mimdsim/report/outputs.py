@@ -13,6 +13,12 @@ def check_file_path(path, flag: str) -> str:
     """Refuse, before a run, a file path that cannot be written: its folder missing or not a
     folder, the path a folder, or no write permission. Returns the path."""
     path = os.fspath(path)
+    if not path.strip():
+        raise ConfigError(f"{flag} is empty: give a file name (e.g. {flag} out{_suffix(flag)}), or leave {flag} out "
+                          f"to write nothing")
+    if path.endswith(("/", os.sep)) and not os.path.isdir(path):
+        raise ConfigError(f"{flag} {path!r} ends with a path separator, so it names a folder; give a file name "
+                          f"(e.g. {os.path.join(path, 'out' + _suffix(flag))!r})")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ConfigError(f"{flag} {path!r} is a folder; give a file name, e.g. {os.path.join(path, 'out')!r}")
@@ -24,9 +30,17 @@ def check_file_path(path, flag: str) -> str:
     return path
 
 
+def _suffix(flag: str) -> str:
+    """The file extension an output flag writes, for the examples in messages."""
+    return {"--json": ".json", "--csv": ".csv", "--trace": ".json", "sweep.results": ".jsonl"}.get(flag, "")
+
+
 def check_folder_path(path, flag: str) -> str:
     """Refuse, before a run, a folder for figures that cannot be made or written."""
     path = os.fspath(path)
+    if not path.strip():
+        raise ConfigError(f"{flag} is empty: give a folder (e.g. {flag} figures; it is created if missing), or leave "
+                          f"{flag} out to draw nothing")
     if os.path.exists(path):
         if not os.path.isdir(path):
             raise ConfigError(f"{flag} {path!r} is a file; give a folder (it is created if missing)")
@@ -49,8 +63,8 @@ def check_output_paths(values: dict, keys=tuple(OUTPUT_FLAGS)) -> None:
     seen = {}
     for key in keys:
         path = values.get(key)
-        if not path:
-            continue
+        if path is None or path is False:
+            continue  # not asked for; an empty string is asked for and refused below
         flag = OUTPUT_FLAGS.get(key, key)
         (check_folder_path if key == "output.plot" else check_file_path)(path, flag)
         real = os.path.abspath(path)

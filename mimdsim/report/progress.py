@@ -1,79 +1,93 @@
-"""Progress on stderr, with no optional package: a plain line for any run longer than a moment.
+"""Progress on stderr for simulate, compare, sweeps and training: one mechanism, tqdm's bar
+(``pip install "mimdsim[progress]"``); without tqdm there is no bar, and notes still print.
 
 ``Progress(label, unit)`` is the ``progress(done, total)`` callback of :func:`mimdsim.simulate`,
-:func:`mimdsim.compare` and the sweep runner. Nothing is printed during the first ``delay``
-seconds (a quick run stays silent); after that one line at most every ``every`` seconds: on a
-terminal it is redrawn in place (``\\r``), elsewhere (a log file, CI) it is a new line each time,
-so a long run is never silent. ``note(text)`` prints a one-off line at once (e.g. "starting a
-Dask cluster"), which a slow step that has no count yet can use.
+:func:`mimdsim.compare` and the sweep runner, and training's per-epoch bar (``start``, ``step``,
+``close``). The bar appears only after ``delay`` seconds (a quick run stays silent) and is redrawn
+at most every ``every`` seconds; on a log file or CI each redraw is a line, so a long run is never
+silent. ``note(text)`` prints a one-off line at once (e.g. "starting a Dask cluster") without
+breaking the bar.
 """
 from __future__ import annotations
 
 import sys
-import time
+
+PROGRESS_HINT = 'progress bars need tqdm: pip install "mimdsim[progress]"'
+
+
+def _tqdm():
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def wanted(progress) -> bool:
+    """``progress=None`` means: show a bar only when stdout is a terminal (training's default)."""
+    if progress is None:
+        return bool(getattr(sys.stdout, "isatty", lambda: False)())
+    return bool(progress)
 
 
 class Progress:
     def __init__(self, label: str, unit: str = "step", *, stream=None, delay: float = 2.0, every: float = 2.0,
-                 enabled: bool = True):
-        self.label, self.unit, self.delay, self.every, self.enabled = label, unit, delay, every, enabled
+                 enabled: bool = True, leave: bool = True):
+        self.label, self.unit, self.delay, self.every, self.leave = label, unit, delay, every, leave
         self.stream = stream if stream is not None else sys.stderr
-        self.start = time.monotonic()
-        self.last = None  # when the last line was drawn
-        self.done = self.total = 0
-        self.drawn = False  # a \r line is open on the terminal
-        self.first = None  # (time, done) of the first report: the rate excludes the set-up before it
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.tqdm = _tqdm()
+        self.enabled = enabled
+        self.bar = None
+
+    def _open(self, total, desc=None):
+        self.bar = self.tqdm(total=total, desc=desc or self.label, unit=self.unit, file=self.stream,
+                             delay=self.delay, mininterval=self.every, dynamic_ncols=True, leave=self.leave)
 
     def __call__(self, done, total) -> None:
-        self.done, self.total = done, total
-        if not self.enabled:
+        """``done`` of ``total`` units finished (the simulate/sweep callback)."""
+        if not self.enabled or self.tqdm is None:
             return
-        now = time.monotonic()
-        if self.first is None:
-            self.first = (now, done)
-        if now - self.start < self.delay or (self.last is not None and now - self.last < self.every
-                                             and done < total):
-            return
-        self.last = now
-        self._draw(now)
-
-    def _line(self, now) -> str:
-        elapsed = now - self.start
-        line = f"{self.label}: {self.done:,}/{self.total:,} {self.unit}s, {elapsed:,.0f} s"
-        if self.first is not None and self.first[1] < self.done < self.total and now > self.first[0]:
-            rate = (self.done - self.first[1]) / (now - self.first[0])
-            line += f", about {(self.total - self.done) / rate:,.0f} s left"
-        return line
-
-    def _draw(self, now) -> None:
         try:
-            if self.tty:
-                self.stream.write("\r" + self._line(now).ljust(70))
-                self.drawn = True
-            else:
-                self.stream.write(self._line(now) + "\n")
-            self.stream.flush()
+            if self.bar is None:
+                self._open(total)
+            elif self.bar.total != total:
+                self.bar.total = total
+            self.bar.update(done - self.bar.n)
         except (OSError, ValueError):  # stderr closed: progress is optional, the run is not
             self.enabled = False
 
+    def start(self, total, desc) -> None:
+        """A new bar of ``total`` units titled ``desc`` (training: one per epoch)."""
+        self.close()
+        if self.enabled and self.tqdm is not None:
+            self._open(total, desc)
+
+    def step(self, postfix: str = "") -> None:
+        """One unit more, with a short status after the bar (training: the running loss)."""
+        if self.bar is not None:
+            if postfix:
+                self.bar.set_postfix_str(postfix, refresh=False)
+            self.bar.update(1)
+
     def note(self, text: str) -> None:
-        """A one-off line now (ends an open progress line first)."""
+        """A one-off line now, above the bar."""
         if not self.enabled:
             return
         try:
-            self.stream.write(("\n" if self.drawn else "") + f"{self.label}: {text}\n")
-            self.stream.flush()
-            self.drawn = False
+            line = f"{self.label}: {text}"
+            if self.tqdm is not None:
+                self.tqdm.write(line, file=self.stream)
+            else:
+                self.stream.write(line + "\n")
+                self.stream.flush()
         except (OSError, ValueError):
             self.enabled = False
 
     def close(self) -> None:
-        """End the line (a terminal's \\r line gets its final count)."""
-        if self.enabled and self.drawn:
+        """Finish the bar (kept on screen with its final count when ``leave``)."""
+        if self.bar is not None:
             try:
-                self.stream.write("\r" + self._line(time.monotonic()).ljust(70) + "\n")
-                self.stream.flush()
+                self.bar.close()
             except (OSError, ValueError):
                 pass
-        self.drawn = False
+            self.bar = None

@@ -48,6 +48,8 @@ class Report(JsonOutput):
     tile_compute_cycles: np.ndarray | None = None
     tile_memory_bytes: np.ndarray | None = None
     notes: list = field(default_factory=list)
+    activity: dict = field(default_factory=dict)  # counts the energy model reads (bytes moved, FLOPs, ...)
+    energy: dict | None = None  # mimdsim.energy's section: joules per step, watts, samples per joule, bands
 
     @property
     def kinds(self) -> tuple:
@@ -90,6 +92,7 @@ class Report(JsonOutput):
             "samples_per_second": self.samples_per_second,
             "seconds_per_step": self.seconds_per_step,
             "seconds_by_phase": self.phase_seconds(),
+            **({k: self.energy[k] for k in ("joules_per_step", "samples_per_joule", "watts")} if self.energy else {}),
             "cycles": {**self.kind_totals(), "total": self.total_cycles,
                        "by_phase": {p: dict(v) for p, v in self.cycles.items()}},
             ("supersteps" if self.platform == "mimd" else "kernels"): self.steps,
@@ -98,6 +101,9 @@ class Report(JsonOutput):
             "placement": self.placement,
             "notes": self.notes,
         }
+        if self.energy:
+            d["energy"] = {k: v for k, v in self.energy.items()
+                           if k not in ("joules_per_step", "samples_per_joule", "watts")}
         if self.tile_compute_cycles is not None:
             d["tiles"] = {"compute_cycles": self.tile_compute_cycles.tolist(),
                           "memory_bytes": self.tile_memory_bytes.tolist()}
@@ -115,7 +121,9 @@ class Report(JsonOutput):
             f"  samples/s        {self.samples_per_second:,.1f}",
             f"  seconds/step     {self.seconds_per_step * 1e3:,.3f} ms  ({total:,.0f} cycles at "
             f"{self.clock_hz / 1e9:.3g} GHz)",
-            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"]
+            *([energy_line(self.energy)] if self.energy else []),
+            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"
+               + (f" ({self.placement['schedule_reason']})" if self.placement.get("schedule_reason") else "")]
               if self.platform == "mimd" and self.placement.get("schedule") else []),
             "",
             f"  {'phase':<10}" + "".join(f"{k:>14}" for k in kinds) + f"{'total':>14}{'share':>8}",
@@ -157,9 +165,14 @@ class Report(JsonOutput):
                 lines.append(f"  {ly['layer']:<7}{ly['neurons']:>9}{ly['tiles']:>7}{ly['capacity']:>6}"
                              f"{100 * ly['activity']:>9.2f}%{100 * ly['listed_fraction']:>8.2f}%"
                              f"{ly['spikes']:>11,}{ly['dropped_spikes']:>10,}{ly['dropped_candidates']:>15,}")
-            if any(ly["dropped_spikes"] for ly in self.layers):
-                lines.append("  note: some spike lists overflowed their capacity K; dropped spikes were not sent "
-                             "(raise max_activity/capacity to keep them).")
+            dropped = sum(ly["dropped_spikes"] for ly in self.layers)
+            if dropped:
+                total = sum(ly["spikes"] for ly in self.layers)  # generated: sent + dropped
+                where = ", ".join(f"layer {ly['layer']} {ly['dropped_spikes']:,}" for ly in self.layers
+                                  if ly["dropped_spikes"])
+                lines.append(f"  note: {dropped:,} of {total:,} spikes ({100 * dropped / total:.2g}%) overflowed their "
+                             f"list's capacity K and were not sent ({where}); raise max_activity/capacity to keep "
+                             f"them.")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -175,6 +188,19 @@ def search_lines(placement: dict) -> list[str]:
         out.append(f"    {c['neurons_per_tile']:>3} neurons per tile on {c['chips']} chip(s), {c['tiles']:>6} tiles  "
                    f"{t:>10}  {c['result']}")
     return out
+
+
+def energy_line(e: dict) -> str:
+    """One line: joules per step with its band, average watts, samples per joule, the largest shares."""
+    lo, hi = e["band"]["joules_per_step"]
+    total = e["joules_per_step"] or 1.0
+    shares = sorted(((v, k) for k, v in e["by_component"].items() if v), reverse=True)[:3]
+    return (f"  joules/step      {_joules(total)} ({_joules(lo)}-{_joules(hi)}), {e['watts']:,.1f} W, "
+            f"{e['samples_per_joule']:,.1f} samples/J; " + ", ".join(f"{k} {100 * v / total:.0f}%" for v, k in shares))
+
+
+def _joules(j: float) -> str:
+    return f"{j * 1e3:,.3g} mJ" if j < 1 else f"{j:,.3g} J"
 
 
 def matmul_plan_lines(placement: dict) -> list[str]:

@@ -46,7 +46,7 @@ class LIFParams:
         check_number("theta1", self.theta1)
         check_number("surrogate_beta", self.surrogate_beta, low=0, open_low=True, fix="the SuperSpike slope")
         check_number("theta2", self.theta2, high=self.theta1, finite=False,
-                     fix=f"candidates lie below the spike threshold theta1={self.theta1} (-inf lists every neuron)")
+                     fix=f"candidates lie below the spike threshold ({self.theta1}); -inf lists every neuron")
 
     def to_spec(self) -> NeuronSpec:
         """This neuron as one configuration of the model zoo (``NeuronSpec.published``)."""

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, UnsupportedModel
-from ..validate import check_choice, check_number
+from ..validate import check_choice, check_input_file, check_number
 from .network import Network
 from .neurons import NeuronSpec
 from .readout import Readout
@@ -52,8 +52,7 @@ def _load(graph_or_path):
     nir = _nir()
     if isinstance(graph_or_path, (str, Path)):
         path = Path(graph_or_path)
-        if not path.exists():
-            raise ConfigError(f"NIR file {str(path)!r} does not exist")
+        check_input_file(path, "NIR file", "a .nir graph, e.g. one written by snnTorch's export_to_nir")
         try:
             return nir.read(str(path))
         except ValueError as e:

@@ -1,4 +1,7 @@
-"""Sweep figures: the metric over one axis (lines) or two axes (heatmaps)."""
+"""Sweep figures: the metric over one axis (lines) or two axes (heatmaps).
+
+Where the points have energy (docs/energy.md), samples per joule (or, for comparisons, the
+energy ratio) is plotted too: on a second y axis of a line plot, as its own heatmap."""
 from __future__ import annotations
 
 import os
@@ -8,11 +11,17 @@ import numpy as np
 from ..report.plots import pyplot, save_figure
 
 
+ENERGY = ("energy ratio", "samples/J")  # metric names plotted on the energy axis
+
+
 def metrics(rec) -> dict:
-    """What a point is plotted by: speedup per strategy for comparisons, else samples/s."""
+    """What a point is plotted by: speedup (and energy ratio) per strategy for comparisons, else
+    samples/s (and samples/J)."""
     if rec.get("speedup"):
-        return {f"speedup vs {k}": v for k, v in rec["speedup"].items()}
-    return {"MIMD samples/s": rec["samples_per_second"]}
+        return {**{f"speedup vs {k}": v for k, v in rec["speedup"].items()},
+                **{f"energy ratio vs {k}": v for k, v in rec.get("energy_ratio", {}).items()}}
+    return {"MIMD samples/s": rec["samples_per_second"],
+            **({"MIMD samples/J": rec["samples_per_joule"]} if "samples_per_joule" in rec else {})}
 
 
 def plot_sweep(sweep, records, folder) -> list[str]:
@@ -28,13 +37,22 @@ def plot_sweep(sweep, records, folder) -> list[str]:
     if len(axes) == 1 or len({r['params'][axes[1]] for r in ok}) == 1:
         x = sorted({r["params"][axes[0]] for r in ok})
         fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+        energy = [n for n in names if n.startswith(ENERGY[0]) or n.endswith(ENERGY[1])]
+        right = ax.twinx() if energy else None
         for name in names:
             y = [np.mean([metrics(r)[name] for r in ok if r["params"][axes[0]] == v]) for v in x]
-            ax.plot(x, y, marker="o", label=name)
+            (right if name in energy else ax).plot(x, y, marker="s" if name in energy else "o", label=name,
+                                                   linestyle="--" if name in energy else "-")
         if all(isinstance(v, (int, float)) and v > 0 for v in x) and max(x) / min(x) > 20:
             ax.set_xscale("log")
         ax.set_xlabel(axes[0])
-        ax.legend(fontsize=8)
+        if right is not None:
+            right.set_ylabel(", ".join(energy) if len(energy) == 1 else "energy (dashed)")
+            lines = ax.get_legend_handles_labels()
+            more = right.get_legend_handles_labels()
+            ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+        else:
+            ax.legend(fontsize=8)
         ax.set_title(os.path.basename(sweep.path) + note)
         paths += save_figure(fig, folder, "sweep")
         plt.close(fig)

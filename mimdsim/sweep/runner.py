@@ -1,18 +1,28 @@
-"""Running a sweep: serially or on a Dask cluster (several points of one shape per task); no lost work.
+"""Running a sweep: serially or on a Dask cluster (several points of one shape per task); no lost
+work, no point twice.
 
 Each finished point is appended to the results file (JSON lines: parameters, summary,
 versions, seed, or the error it raised) as soon as it completes (flushed at once, fsynced at
-most once a second and at the end); a re-run skips the points
-already in the file; a point that raises is recorded and the sweep goes on; a worker that
-dies has its points rescheduled by Dask's scheduler.
+most once a second and at the end); a re-run skips the points already in the file; a point
+that raises is recorded and the sweep goes on. One sweep at a time writes a results file: a
+second run of the same sweep waits for the first (a lock beside the file, ``<results>.lock``)
+and then computes only what is left, so two runs end with one record per point. A worker that
+dies has the points it had not yet returned rescheduled by Dask's scheduler; a chunk whose
+records are already written is released at once and never recomputed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import time
 import traceback
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock (a second concurrent run may duplicate points; load_results keeps one)
+    fcntl = None
 
 from .spec import Sweep, point_id, point_values
 
@@ -43,6 +53,9 @@ def run_point(values: dict, command: str, params: dict) -> dict:
             report = c.mimd
             rec["speedup"] = c.speedup
             rec["gpu_samples_per_second"] = {s: r.samples_per_second for s, r in c.gpu.items()}
+            if c.energy_ratio:  # samples per joule, MIMD over each column's
+                rec["energy_ratio"] = c.energy_ratio
+                rec["gpu_samples_per_joule"] = {s: r.energy["samples_per_joule"] for s, r in c.gpu.items() if r.energy}
             if c.refused:
                 rec["refused"] = c.refused
         else:
@@ -54,6 +67,9 @@ def run_point(values: dict, command: str, params: dict) -> dict:
                    max_tile_bytes=d["memory"]["max_tile_bytes"], tile_bytes_limit=d["memory"]["tile_bytes_limit"],
                    activity=[ly["activity"] for ly in d["layers"]],
                    dropped_spikes=sum(ly["dropped_spikes"] for ly in d["layers"]))
+        if report.energy:  # energy per point (docs/energy.md): the central figures and their bands
+            rec.update({k: d[k] for k in ("joules_per_step", "samples_per_joule", "watts")},
+                       energy_band=d["energy"]["band"], energy_by_component=d["energy"]["by_component"])
     except Exception as e:  # a failing point is recorded, not fatal
         rec.update(status="error", error=f"{type(e).__name__}: {e}",
                    traceback=traceback.format_exc(limit=3))
@@ -62,19 +78,53 @@ def run_point(values: dict, command: str, params: dict) -> dict:
 
 
 def load_results(path) -> list[dict]:
-    """The records of a results file (a truncated last line from an interrupted write is ignored)."""
+    """One record per point of a results file, the first written for each id, in file order (a
+    truncated line from an interrupted write is ignored; a file written by an older mimdsim that
+    let two runs append the same point keeps its first record)."""
     if not os.path.exists(path):
         return []
-    out = []
+    out, seen = [], set()
     with open(path) as f:
         for line in f:
             line = line.strip()
             if line:
                 try:
-                    out.append(json.loads(line))
+                    rec = json.loads(line)
                 except json.JSONDecodeError:
                     continue
+                if rec.get("id") not in seen:
+                    seen.add(rec.get("id"))
+                    out.append(rec)
     return out
+
+
+@contextlib.contextmanager
+def results_lock(path, note=None):
+    """Hold ``<path>.lock`` for as long as this process writes ``path``: a second sweep writing
+    the same results file waits here (saying so through ``note``) until the first has finished."""
+    if fcntl is None:
+        yield
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(f"{path}.lock", "a+") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            if note:
+                note(f"another mimdsim sweep ({holder}) is writing {path}: waiting for it to finish, then "
+                     f"computing only the points it left")
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"pid {os.getpid()}")
+        lock.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def results_dataframe(path):
@@ -131,14 +181,15 @@ def pending(sweep: Sweep) -> list[dict]:
     return out
 
 
-def run_serial(sweep: Sweep, *, limit=None, progress=None) -> int:
+def run_serial(sweep: Sweep, *, limit=None, progress=None, note=None) -> int:
     """Run the missing points one after another; returns how many were computed."""
-    todo = pending(sweep)[:limit]
-    for i, params in enumerate(todo, start=1):
-        _append(sweep.results, run_point(point_values(sweep, params), sweep.command, params))
-        if progress:
-            progress(i, len(todo))
-    _sync(sweep.results)
+    with results_lock(sweep.results, note):
+        todo = pending(sweep)[:limit]  # read under the lock: what another run wrote is not redone
+        for i, params in enumerate(todo, start=1):
+            _append(sweep.results, run_point(point_values(sweep, params), sweep.command, params))
+            if progress:
+                progress(i, len(todo))
+        _sync(sweep.results)
     return len(todo)
 
 
@@ -165,40 +216,46 @@ def run_points(jobs: list[tuple]) -> list[dict]:
     return [run_point(*job) for job in jobs]
 
 
-def run_dask(sweep: Sweep, client, *, progress=None) -> int:
+def run_dask(sweep: Sweep, client, *, progress=None, note=None) -> int:
     """Run the missing points as tasks on a dask.distributed client (several points of one shape
-    per task, :func:`task_chunks`); returns how many were computed."""
+    per task, :func:`task_chunks`); returns how many were computed. Each task's records are
+    written as it completes and its future released at once: a worker that dies later holds no
+    result the scheduler would recompute."""
     from distributed import as_completed
 
-    todo = pending(sweep)
-    workers = max(len(client.scheduler_info().get("workers", {})), 1)
-    futures = [client.submit(run_points, [(point_values(sweep, p), sweep.command, p) for p in chunk],
-                             key=f"points-{point_id(chunk[0])}-{len(chunk)}", pure=False, retries=2)
-               for chunk in task_chunks(todo, workers)]
-    done = 0
-    for fut in as_completed(futures):
-        for rec in fut.result():
-            _append(sweep.results, rec)
-            done += 1
-            if progress:
-                progress(done, len(todo))
-    _sync(sweep.results)
+    with results_lock(sweep.results, note):
+        todo = pending(sweep)
+        workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        running = as_completed([client.submit(run_points, [(point_values(sweep, p), sweep.command, p) for p in chunk],
+                                              key=f"points-{point_id(chunk[0])}-{len(chunk)}", pure=False, retries=2)
+                                for chunk in task_chunks(todo, workers)])
+        done = 0
+        for fut in running:
+            records = fut.result()
+            fut.release()  # written below: nothing keeps it, so losing its worker recomputes nothing
+            del fut
+            for rec in records:
+                _append(sweep.results, rec)
+                done += 1
+                if progress:
+                    progress(done, len(todo))
+        _sync(sweep.results)
     return len(todo)
 
 
 def run_sweep(sweep: Sweep, *, scheduler=None, workers=None, serial=False, progress=None, out=print) -> int:
     """Run a sweep on Dask (a LocalCluster sized to the machine, or ``scheduler``) or serially."""
     if serial:
-        return run_serial(sweep, progress=progress)
+        return run_serial(sweep, progress=progress, note=out)
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         out(f"dask.distributed is not installed: running serially ({DISTRIBUTED_HINT})")
-        return run_serial(sweep, progress=progress)
+        return run_serial(sweep, progress=progress, note=out)
     if scheduler:
         with Client(scheduler) as client:
-            return run_dask(sweep, client, progress=progress)
+            return run_dask(sweep, client, progress=progress, note=out)
     n = workers or os.cpu_count() or 1
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        return run_dask(sweep, client, progress=progress)
+        return run_dask(sweep, client, progress=progress, note=out)

@@ -81,8 +81,14 @@ def _expand(key, spec, mode, where):
                 vals = [int(v) if all(isinstance(a, int) for a in args) else float(v) for v in vals]
             elif kind == "logrange":
                 start, stop, num = args
-                if start <= 0 or stop <= 0 or int(num) != num or num < 1:
-                    raise ValueError
+                if start <= 0 or stop <= 0:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r}: a log range needs start > 0 and stop > 0 "
+                                      f"(its values are spaced evenly in log); e.g. {{logrange = "
+                                      f"[{stop / 100 if stop > 0 else 0.001:g}, {stop if stop > 0 else 1}, {num}]}}, or a "
+                                      f"linear {{range = [start, stop, step]}} to include 0")
+                if int(num) != num or num < 1:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r}: the count {num!r} must be an integer >= 1 "
+                                      f"(a log range is [start, stop, count])")
                 if num > MAX_POINTS:
                     raise ConfigError(f"{where}: axis {key!r} = {spec!r} asks for {num:,} values; the limit of a sweep is "
                                       f"{MAX_POINTS:,} points; ask for fewer")
@@ -92,7 +98,12 @@ def _expand(key, spec, mode, where):
                         and args[0] > args[1]:
                     raise ConfigError(f"{where}: axis {key!r} = {spec!r}: the low end {args[0]} is above the high end "
                                       f"{args[1]}; swap them ({{{kind} = [{args[1]}, {args[0]}]}})")
-                if kind != "choice" and (len(args) != 2 or args[0] > args[1] or (kind == "loguniform" and args[0] <= 0)):
+                if kind == "loguniform" and len(args) == 2 and all(isinstance(a, (int, float)) for a in args) \
+                        and args[0] <= 0:
+                    raise ConfigError(f"{where}: axis {key!r} = {spec!r}: a log-uniform draw needs a low end > 0 "
+                                      f"(it draws evenly in log); e.g. {{loguniform = [{args[1] / 100 if args[1] > 0 else 0.001:g}, "
+                                      f"{args[1]}]}}, or {{uniform = [{args[0]}, {args[1]}]}} to include {args[0]}")
+                if kind != "choice" and (len(args) != 2 or args[0] > args[1]):
                     raise ValueError
                 if kind == "choice" and not args:
                     raise ValueError

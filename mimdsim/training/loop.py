@@ -33,7 +33,7 @@ from ..workloads.snn.simulate import simulate
 from ..snn import Network
 from ..validate import check_choice, check_int, check_number
 from . import checkpoint as ckpt
-from .progress import Progress, wanted
+from ..report.progress import Progress, wanted
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Epoch:
     chip_seconds: float  # simulated training time of this epoch on the chip
     gpu_seconds: float | None  # the GPU model's time for the same training steps
     wall_seconds: float  # host time of this epoch (training and evaluation)
-    chip_seconds_total: float = 0.0
+    chip_seconds_total: float = 0.0  # summed over this and every earlier epoch
     gpu_seconds_total: float | None = None
 
     def to_dict(self) -> dict:
@@ -138,17 +138,20 @@ class TrainResult(JsonOutput):
 
 
 def header(gpu=None) -> str:
-    g = f"{(gpu or 'gpu') + ' s':>14}" if gpu is not None else ""
+    """Column names that say what they count: the chip's and the GPU's simulated seconds per epoch and
+    summed over every epoch so far, the host's wall seconds of the epoch."""
+    g = f"{(gpu or 'gpu') + ' s total':>20}" if gpu is not None else ""
     return (f"{'epoch':>5}{'loss':>9}{'train':>8}{'test':>8}{'activity/layer':>24}{'dropped':>10}"
-            f"{'theta2':>9}{'chip s':>11}{g}{'wall s':>8}")
+            f"{'theta2':>9}{'chip s/epoch':>14}{'chip s total':>14}{g}{'wall s/epoch':>14}")
 
 
 def format_epoch(e: Epoch) -> str:
     pct = lambda v: f"{100 * v:7.2f}%" if v is not None else f"{'-':>8}"  # noqa: E731
     act = "/".join(f"{100 * a:.1f}" for a in e.activity[1:]) + "%"
-    gpu = f"{e.gpu_seconds_total:14.4g}" if e.gpu_seconds_total is not None else ""
+    gpu = f"{e.gpu_seconds_total:20.4g}" if e.gpu_seconds_total is not None else ""
     return (f"{e.epoch:>5}{e.loss:9.4f}{pct(e.train_accuracy)}{pct(e.test_accuracy)}{act:>24}"
-            f"{sum(e.dropped_spikes):>10,}{e.theta2:9.3g}{e.chip_seconds_total:11.4g}{gpu}{e.wall_seconds:8.1f}")
+            f"{sum(e.dropped_spikes):>10,}{e.theta2:9.3g}{e.chip_seconds:14.4g}{e.chip_seconds_total:14.4g}{gpu}"
+            f"{e.wall_seconds:14.1f}")
 
 
 class LayerwiseLR:
@@ -381,7 +384,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
         lr_scales = weight_rms(net)
     config["layerwise_lr"] = lr_scales if layerwise_lr else None
     stepper = LayerwiseLR(optimizer, lr_scales) if layerwise_lr else optimizer
-    bar = Progress(wanted(progress))
+    bar = Progress("training", "batch", enabled=wanted(progress), delay=0.0, every=0.2, leave=False)
     sim_kw = dict(neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0)
     chip_total = history[-1].chip_seconds_total if history else 0.0
     gpu_total = history[-1].gpu_seconds_total if history else (0.0 if gpu is not None else None)

@@ -103,7 +103,7 @@ def check_variant(variant, covariance):
 
 def check_planes(planes):
     return check_int("planes", planes, low=2, fix="a straight-line track fit needs at least 2 planes (4 "
-                     "parameters, 2 measurements per plane); pass planes >= 2 (the published study used 5)")
+                     "parameters, 2 measurements per plane; the published study used 5)")
 
 
 def check_hits(hits, planes=None):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...arch import as_system
+from ...energy import chip_energy
 from ...engine import run_program
 from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
@@ -197,6 +198,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
     if choice.searched:
         report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
+    report.energy = chip_energy(report, program.system)
     idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles,
                            searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
@@ -208,10 +210,14 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                             f"{', '.join(map(str, net.capacities))} (max activity); run with inputs= for rates "
                             f"from the dynamics")
     late = [l for l in range(1, L + 1) if net.delay * (l - 1) >= T]  # the pipelined delay: input from step l-1
+    if program.plan.schedule_reason:
+        report.notes.append(f"{program.plan.schedule_reason}, so a gain over the published program's fp32 step "
+                            f"mixes the number format with the program; schedule='fused', precision='fp32' holds the "
+                            f"program fixed")
     if late:
         report.notes.append(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with the "
                             f"inter-layer delay of 1, layer l's first input arrives at step l-1): they stay silent; "
-                            f"use timesteps >= {L} or delay 0 to reach them")
+                            f"use timesteps >= {L} to reach them")
     if execution:  # a silent layer times nothing and trains nothing: say so, naming it
         silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking
                   and ly["layer"] not in late]
@@ -274,4 +280,5 @@ def placement(program: Program) -> dict:
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,
             "program": "training" if program.meta.training else "inference", "schedule": plan.schedule,
+            **({"schedule_reason": plan.schedule_reason} if plan.schedule_reason else {}),
             **({"weight_grad_copies": plan.weight_grad_copies} if plan.weight_grad_copies else {})}

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....gpu.framework import FrameworkSpec
+from ....gpu.framework import FrameworkSpec, timeline  # noqa: F401 (the overlap rule, re-exported)
 from ....gpu.model import Kernel, gemm, kernel_seconds
 
 # Device ops of each neuron module (snnTorch 1.0, defaults; census in docs/as-built/gpu_frameworks.md
@@ -141,22 +141,6 @@ def step_ops(sizes, timesteps, batch, *, e, specs=None, bias=None, optimizer="ad
        reads=reads, host="optimizer")
     ew("loss.item", "update", 1, SYNC_OPS, reads=1)
     return ops
-
-
-def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarray]:
-    """Step time of ops issued by the host (``host_s[i]`` each, in order) onto one device stream
-    (``device_s[i]`` each), and the time the device waits for the host before each op.
-
-    op i ends at E_i = max(H_i, E_{i-1}) + d_i with H_i the host's issue time (cumulative host
-    cost): E_n = max over i (H_i + d_i + ... + d_n). The step ends at the sync after the last op.
-    """
-    H = np.cumsum(host_s)
-    D = np.cumsum(device_s)
-    start = np.maximum.accumulate(H - (D - device_s))  # E_i - D_i, the latest constraint so far
-    end = start + D
-    prev_end = np.concatenate([[0.0], end[:-1]])
-    wait = np.maximum(H - prev_end, 0.0)
-    return float(end[-1]), wait
 
 
 def host_seconds(ops, fw: FrameworkSpec) -> np.ndarray:

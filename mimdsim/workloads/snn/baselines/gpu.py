@@ -22,6 +22,7 @@ for ``fused`` (one CUDA graph).
 from __future__ import annotations
 
 from ....arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
+from ....energy import gpu_energy, kernel_activity
 from ....errors import ConfigError, OutOfDeviceMemory
 from ....gpu.model import Kernel, gemm, kernel_seconds
 from ....report import Report, empty_cycles
@@ -230,14 +231,16 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     del cycles["io"]
     notes = [f"strategy {strategy} ({fw.description}), precision {precision}, {launches} kernel launches per step",
              "input transfer from the host is not modelled (assumed overlapped with compute)"]
-    return Report(
+    report = Report(
         architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"{strategy} {precision}",
         timesteps=int(timesteps), batch_size=int(batch_size), clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": strategy, "framework": fw.name, "precision": precision, "optimizer": optimizer,
                    "kernel_launches": launches},
-        notes=notes,
+        notes=notes, activity=kernel_activity(kernels, precision),
     )
+    report.energy = gpu_energy(report, spec)
+    return report
 
 
 def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used) -> Report:
@@ -273,11 +276,13 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used)
              f"{bound}-bound: the device waits {100 * wait.sum() / total:.0f}% of the step for the host "
              f"({fw.host_forward_op_s * 1e6:.1f} us per forward op, {fw.host_backward_op_s * 1e6:.1f} us per "
              f"backward op; docs/gpu-model.md)"]
-    return Report(
+    report = Report(
         architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"eager {precision}",
         timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": "eager", "framework": fw.name, "precision": precision, "optimizer": optimizer,
                    "kernel_launches": launches, "bound": bound},
-        notes=notes,
+        notes=notes, activity=kernel_activity([op.kernel for op in ops], precision),
     )
+    report.energy = gpu_energy(report, spec)
+    return report

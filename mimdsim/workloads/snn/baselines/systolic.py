@@ -12,6 +12,7 @@ cycles by which DRAM traffic exceeds them (``dram``).
 from __future__ import annotations
 
 from ....arch.systolic import SystolicSpec, systolic
+from ....energy import gemm_sram_bytes, systolic_energy
 from ....gpu.systolic import systolic_gemm_cycles
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
@@ -31,13 +32,19 @@ def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, o
     del cycles["io"]
     steps: dict[str, dict] = {}
     dram = spec.dram_bytes_per_cycle
+    activity = {"macs": 0.0, "vector_ops": 0.0, "sram_bytes": 0.0, "dram_bytes": 0.0}
     for k in kernels:
+        activity["dram_bytes"] += k.nbytes * k.count
         if k.kind == "matrix":
             m, n, kk = k.dims
+            activity["macs"] += float(m) * n * kk * k.count
+            activity["sram_bytes"] += k.count * gemm_sram_bytes(m, n, kk, spec.rows, spec.cols, spec.dataflow,
+                                                                spec.bytes_per_element)
             compute, kind = float(systolic_gemm_cycles(m, n, kk, rows=spec.rows, cols=spec.cols,
                                                        dataflow=spec.dataflow)), "array"
         else:
             compute, kind = k.flops / spec.vector_flops_per_cycle, "vector"
+            activity["vector_ops"] += k.flops * k.count
         stall = max(0.0, k.nbytes / dram - compute)
         cycles[k.phase][kind] += compute * k.count
         cycles[k.phase]["dram"] += stall * k.count
@@ -46,9 +53,12 @@ def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, o
         rec["count"] += k.count
         rec[kind] += compute * k.count
         rec["dram"] += stall * k.count
-    return Report(
+    report = Report(
         architecture=spec.name, platform="systolic", model=describe_sizes(sizes), mode=f"{spec.dataflow} dataflow",
         timesteps=int(timesteps), batch_size=int(batch_size), clock_hz=spec.clock_hz, cycles=cycles,
         steps=steps, memory={}, placement={"rows": spec.rows, "cols": spec.cols, "dataflow": spec.dataflow},
         notes=["fused schedule (T-folded GEMMs); SRAM capacity and double buffering not modelled"],
+        activity=activity,
     )
+    report.energy = systolic_energy(report, spec)
+    return report

@@ -61,8 +61,11 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
     if schedule is None and any(st.dense) and any(s.recurrence == "all-to-all" for s in st.layers):
         schedule = "poptorch"  # the dense-activation program refuses all-to-all recurrence
+    reason = None  # why a program other than the model's usual one runs, where the settings chose it
     if schedule is None:
         schedule = "published" if published.runs_published(st) and precision == "fp32" else "fused"
+        if published.runs_published(st) and precision != "fp32":
+            reason = f"{precision} runs the fused program: the published op is fp32 only"
     if schedule not in SCHEDULES:
         raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
                           f"the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
@@ -92,7 +95,7 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
                           ProgramMeta(describe_sizes(sizes), "snn", precision),
                           SnnPlan(tuple(sizes), tuple(capacities), st, optimizer, chunk, loss_tile,
                                   dense=any(st.dense), schedule=schedule, weight_grad_copies=copies,
-                                  matmuls=matmuls))
+                                  matmuls=matmuls, schedule_reason=reason))
         if not training:
             forward_only(program)
         add_code(program)

@@ -1,0 +1,52 @@
+"""Energy of a GPU step, from its kernel list's counts (``Report.activity``).
+
+    static  = idle x whole step + (busy_static_share x TDP - idle) x kernel time
+    compute = tensor FLOPs x tensor_pj_per_flop (x fp16/tf32 peak for tf32)
+              + CUDA-core FLOPs x cuda_fp32_pj_per_flop (x fp32/fp16 peak for fp16 and bf16)
+    memory  = DRAM bytes x 8 x dram_pj_per_bit
+    host    = launches x launch_uj + host bytes x 8 x pcie_pj_per_bit
+
+Launch gaps and host-bound waits (eager PyTorch) burn idle power only.
+"""
+from __future__ import annotations
+
+from ..report import Report
+from .constants import constant, has_power_limits, power_limits
+from .summary import energy_section
+
+
+def kernel_activity(kernels, precision: str) -> dict:
+    """FLOPs on the tensor cores and the CUDA cores, DRAM bytes and launches of a kernel list
+    (:class:`mimdsim.gpu.model.Kernel` s); fp32 GEMMs run on the CUDA cores."""
+    tensor = sum(k.flops * k.count for k in kernels if k.kind == "matrix" and precision != "fp32")
+    flops = sum(k.flops * k.count for k in kernels)
+    return {"precision": precision, "tensor_flops": float(tensor), "cuda_flops": float(flops - tensor),
+            "dram_bytes": float(sum(k.nbytes * k.count for k in kernels)),
+            "launches": int(sum(k.count for k in kernels)), "host_bytes": 0.0}
+
+
+def gpu_energy(report: Report, spec) -> dict | None:
+    """The energy section of a GPU report (None for a GPU without a preset's constants)."""
+    name = spec.name
+    if not has_power_limits(name) or "tensor_flops" not in report.activity:
+        return None
+    a = report.activity
+    seconds = report.seconds_per_step
+    busy = report.kind_totals().get("compute", 0.0) / report.clock_hz
+    p = a["precision"]
+    tensor_scale = spec.fp16_flops / spec.tf32_flops if p == "tf32" else 1.0
+    cuda_scale = spec.fp32_flops / spec.fp16_vector_flops if p in ("fp16", "bf16") else 1.0
+
+    def parts(c):
+        idle = constant(f"{name}.idle_w", c)
+        busy_static = max(idle, constant("gpu.busy_static_share", c) * constant(f"{name}.max_w", c))
+        return {
+            "static": idle * seconds + (busy_static - idle) * busy,
+            "compute": 1e-12 * (a["tensor_flops"] * tensor_scale * constant(f"{name}.tensor_pj_per_flop", c)
+                                + a["cuda_flops"] * cuda_scale * constant(f"{name}.cuda_fp32_pj_per_flop", c)),
+            "memory": 8e-12 * a["dram_bytes"] * constant(f"{name}.dram_pj_per_bit", c),
+            "host": a["launches"] * constant("gpu.launch_uj", c) * 1e-6
+            + 8e-12 * a["host_bytes"] * constant("host.pcie_pj_per_bit", c),
+        }
+
+    return energy_section(parts, seconds, report.batch_size, power_limits(name), a, name)

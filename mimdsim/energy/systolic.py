@@ -1,0 +1,50 @@
+"""Energy of a systolic array's step, SCALE-Sim style: per-MAC and per-byte SRAM and DRAM energies.
+
+    static  = idle x seconds
+    compute = MACs x mac_pj (int8 or fp16 by bytes_per_element) + vector ops x vector_pj_per_op
+    memory  = SRAM bytes x sram_pj_per_byte + DRAM bytes x 8 x dram_pj_per_bit
+
+SRAM bytes of a GEMM follow the dataflow (:func:`gemm_sram_bytes`).
+"""
+from __future__ import annotations
+
+import math
+
+from ..report import Report
+from .constants import constant, has_power_limits, power_limits
+from .summary import energy_section
+
+
+def gemm_sram_bytes(m: int, n: int, k: int, rows: int, cols: int, dataflow: str, e: int) -> float:
+    """Operand SRAM traffic of ``C[m,n] = A[m,k] B[k,n]``: what is stationary is read once, what
+    streams is read once per fold across it, and outputs are written once per fold along k
+    (partial sums) or once (output stationary)."""
+    if dataflow == "os":  # C stays; A streams across column folds, B across row folds
+        reads = m * k * math.ceil(n / cols) + k * n * math.ceil(m / rows)
+        writes = m * n
+    elif dataflow == "ws":  # B stays; A streams once per column fold; partial C once per row fold of k
+        reads = k * n + m * k * math.ceil(n / cols)
+        writes = m * n * math.ceil(k / rows)
+    else:  # "is": A stays; B streams once per column fold of m; partial C once per row fold of k
+        reads = m * k + k * n * math.ceil(m / cols)
+        writes = m * n * math.ceil(k / rows)
+    return float(e * (reads + writes))
+
+
+def systolic_energy(report: Report, spec) -> dict | None:
+    name = spec.name
+    if not has_power_limits(name) or "macs" not in report.activity:
+        return None
+    a = report.activity
+    seconds = report.seconds_per_step
+    mac = "systolic.int8_mac_pj" if spec.bytes_per_element == 1 else "systolic.fp16_mac_pj"
+
+    def parts(c):
+        return {
+            "static": constant(f"{name}.idle_w", c) * seconds,
+            "compute": 1e-12 * (a["macs"] * constant(mac, c) + a["vector_ops"] * constant("systolic.vector_pj_per_op", c)),
+            "memory": 1e-12 * (a["sram_bytes"] * constant("systolic.sram_pj_per_byte", c)
+                               + 8 * a["dram_bytes"] * constant("systolic.dram_pj_per_bit", c)),
+        }
+
+    return energy_section(parts, seconds, report.batch_size, power_limits(name), a, name)

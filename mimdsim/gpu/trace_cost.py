@@ -1,0 +1,157 @@
+"""Cost a traced training step (:mod:`.trace`) on a GPU: each op's kernel by the GPU model, the host
+by the framework's per-op costs, and the two streams by the eager overlap rule with the trace's host
+syncs breaking it (docs/gpu-model.md, "trace → cost → report").
+
+* device: a GEMM (``mm``, ``addmm``, ``bmm``, ``baddbmm``) is a :func:`~.model.gemm` kernel on its
+  shapes; every other op that launches work is element-wise or a reduction, priced by its bytes
+  (the recorded operands read, the results written) and one FLOP per element of its largest tensor;
+  a copy to the host (``.cpu()``) moves its bytes over the host link. Each launch by
+  :func:`~.model.kernel_seconds` (roofline, floors, efficiency curves), in the dtype it ran in
+  (float32 GEMMs in the framework's float32 matmul precision, or ``precision=``).
+* host: per device op the framework's dispatch and launch cost (``host_forward_op_s`` in the forward
+  pass and the update, ``host_backward_op_s`` in the backward pass); per ``Optimizer.step`` call
+  ``optimizer_call_s`` spread over its ops; per backward pass ``loss_call_s`` on the last forward op
+  before it (the preset's figure is snnTorch's ``ce_count_loss``; pass a framework with
+  ``loss_call_s=0`` for a loss that builds nothing per call).
+* overlap: :func:`~.framework.synchronised_timeline`: one stream, asynchronous launches, and at every
+  host sync the host waits for the device queue to drain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
+from ..report import Report, empty_cycles
+from ..validate import check_choice
+from .framework import FrameworkSpec, framework as framework_spec, synchronised_timeline
+from .model import Kernel, gemm, host_link_bytes_per_second, kernel_seconds
+from .trace import PHASES, Trace, TracedOp
+
+REPORT_PHASE = {"forward": "forward", "backward": "backward", "optimizer": "update", "update": "update"}
+DTYPE_PRECISION = {"float16": "fp16", "bfloat16": "bf16"}
+
+
+def op_kernel(op: TracedOp, phase: str) -> Kernel:
+    """The GPU kernel of one traced op (a view or host op has none: call only for ``op.device``)."""
+    e = max((_e(d) for _, d in op.inputs + op.outputs), default=4)
+    shapes = [s for s, _ in op.inputs]
+    if op.name in ("mm", "addmm") and len(shapes) >= 2:
+        (m, k), (_, n) = shapes[-2], shapes[-1]
+        g = gemm(f"{phase}.{op.name}", phase, m, n, k, e, 1)
+        return Kernel(g.name, phase, "matrix", g.flops, g.nbytes + (op.input_bytes() - _gemm_in(shapes, e)
+                                                                     if op.name == "addmm" else 0), 1, g.dims)
+    if op.name in ("bmm", "baddbmm") and len(shapes) >= 2:
+        (b, m, k), (_, _, n) = shapes[-2], shapes[-1]
+        g = gemm(f"{phase}.{op.name}", phase, m, n, k, e, 1)
+        return Kernel(g.name, phase, "matrix", b * g.flops, b * g.nbytes, 1, (b * m, n, k))
+    elements = max((_numel(s) for s, _ in op.inputs + op.outputs), default=1)
+    return Kernel(f"{phase}.{op.name}", phase, "vector", float(elements),
+                  float(op.input_bytes() + op.output_bytes()), 1)
+
+
+def _gemm_in(shapes, e):
+    (m, k), (_, n) = shapes[-2], shapes[-1]
+    return e * (m * k + k * n)
+
+
+def _numel(shape):
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+def _e(dtype):
+    from .trace import _itemsize
+    return _itemsize(dtype)
+
+
+def op_stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str):
+    """The traced step's device ops in issue order: (host seconds, device seconds, sync) per op, and
+    (kernel, phase code) per op."""
+    dev_mask = trace.device_mask
+    seq, phase = trace.sequence[dev_mask], trace.phase[dev_mask]
+    n = int(seq.size)
+    link = host_link_bytes_per_second(spec)
+    # device seconds and kernel of each (distinct op, phase): a trace repeats a few dozen of them
+    cost, kernels = {}, {}
+    for key in set(zip(seq.tolist(), phase.tolist())):
+        op, ph = trace.table[key[0]], PHASES[key[1]]
+        if op.sync == "to_host":
+            kernels[key] = Kernel(f"{ph}.{op.name}", ph, "host", 0.0, float(op.input_bytes()), 1)
+            cost[key] = op.input_bytes() / link
+            continue
+        k = kernels[key] = op_kernel(op, ph)
+        dtypes = [d for _, d in op.inputs + op.outputs]
+        p = next((DTYPE_PRECISION[d] for d in dtypes if d in DTYPE_PRECISION), precision)
+        cost[key] = kernel_seconds(k, spec, p)
+    keys = list(zip(seq.tolist(), phase.tolist()))
+    device = np.array([cost[k] for k in keys]) if n else np.zeros(0)
+    host = np.where(phase == PHASES.index("backward"), fw.host_backward_op_s, fw.host_forward_op_s).astype(float)
+    _add_call_costs(trace, dev_mask, host, fw)
+    syncs = np.array([bool(trace.table[s].sync) for s in seq.tolist()], bool)
+    return host, device, syncs, [kernels[k] for k in keys], phase
+
+
+def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
+                   precision: str | None = None) -> Report:
+    """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
+    ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
+    phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction."""
+    spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
+    fw = framework_spec(framework)
+    if precision is None:
+        precision = "tf32" if fw.float32_matmul == "tf32" and spec.tf32_flops else "fp32"
+    check_choice("precision", precision, PRECISIONS)
+    spec.matrix_flops(precision)  # raises if the GPU lacks this precision
+    host, device, syncs, kernel_list, phase = op_stream(trace, spec, fw, precision)
+    n = len(kernel_list)
+    total, wait = synchronised_timeline(host, device, syncs)
+
+    hz = spec.clock_hz
+    cycles = empty_cycles(("compute", "host"))
+    steps: dict[str, dict] = {}
+    for i, p in enumerate(PHASES):
+        sel = phase == i
+        cycles[REPORT_PHASE[p]]["compute"] += float(device[sel].sum()) * hz
+        cycles[REPORT_PHASE[p]]["host"] += float(wait[sel].sum()) * hz
+    names = np.array([k.name for k in kernel_list]) if n else np.zeros(0, str)
+    for name in dict.fromkeys(names.tolist()):
+        sel = names == name
+        steps[name] = {"count": int(sel.sum()), "phase": REPORT_PHASE[name.split(".", 1)[0]],
+                       "compute": float(device[sel].sum()) * hz, "host": float(wait[sel].sum()) * hz}
+    del cycles["io"]
+    summary = trace.summary()
+    host_bound = float(wait.sum() / total) if total else 0.0
+    bound = "host" if host_bound > 0.5 else "device"
+    gemms = sum(1 for k in kernel_list if k.kind == "matrix")
+    versions = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
+    notes = [f"traced ({versions}): {n} device ops ({gemms} GEMMs) of {len(trace)} dispatched, "
+             f"{summary['host_syncs']} host sync(s) per step; {bound}-bound: the device waits "
+             f"{100 * host_bound:.0f}% of the step for the host ({fw.name}: {fw.host_forward_op_s * 1e6:.1f} us "
+             f"per forward op, {fw.host_backward_op_s * 1e6:.1f} us per backward op; docs/gpu-model.md)",
+             "device memory is not traced"]
+    return Report(
+        architecture=spec.name, platform="gpu", model=trace.model, mode=f"eager-trace {precision}",
+        timesteps=int(trace.timesteps), batch_size=int(trace.batch_size) or 1, clock_hz=hz, cycles=cycles,
+        steps=steps, memory={},
+        placement={"strategy": "eager-trace", "framework": fw.name, "precision": precision, "kernel_launches": n,
+                   "gemms": gemms, "host_syncs": summary["host_syncs"], "host_syncs_by_phase":
+                   summary["host_syncs_by_phase"], "backward_passes": summary["backward_passes"],
+                   "optimizer_calls": summary["optimizer_calls"], "host_bound_fraction": host_bound,
+                   "bound": bound, "traced": dict(trace.versions)},
+        notes=notes)
+
+
+def _add_call_costs(trace: Trace, dev_mask: np.ndarray, host: np.ndarray, fw: FrameworkSpec) -> None:
+    """Per-call host costs onto the device ops (``host`` is per device op, in order): each
+    ``Optimizer.step``'s spread over the device ops inside it, each backward pass's loss call on the
+    last device op before it."""
+    ph = trace.phase[dev_mask]
+    back = ph == PHASES.index("backward")
+    starts = np.flatnonzero(back & ~np.concatenate([[False], back[:-1]]))
+    for s in starts:
+        before = np.flatnonzero(~back[:s])
+        if before.size:
+            host[before[-1]] += fw.loss_call_s
+    if trace.optimizer_calls and fw.optimizer_call_s:
+        inside = np.flatnonzero(ph == PHASES.index("optimizer"))
+        if inside.size:
+            host[inside] += trace.optimizer_calls * fw.optimizer_call_s / inside.size

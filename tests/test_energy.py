@@ -1,0 +1,145 @@
+"""The energy model (mimdsim/energy/, docs/energy.md): its constants, the bytes the engine counts,
+a chip step worked by hand, and the power limits every preset must respect."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mimdsim
+from mimdsim.arch.chip import PRESETS as CHIP_PRESETS
+from mimdsim.arch.gpu import PRESETS as GPU_PRESETS, gpu
+from mimdsim.arch.systolic import SYSTOLIC_PRESETS
+from mimdsim.energy import CONSTANTS, constant, gemm_sram_bytes, gpu_energy, kernel_activity, power_limits
+from mimdsim.engine.fabric import traffic
+from mimdsim.gpu.model import gemm, workload_estimate
+from mimdsim.program import Transfer
+from mimdsim.workloads.snn.baselines.gpu import estimate
+from mimdsim.workloads.snn.baselines.systolic import systolic_estimate
+from mimdsim.workloads.snn.study import multi_layer
+
+
+def test_every_constant_has_a_source_a_range_and_a_row_in_the_docs():
+    import pathlib
+    doc = (pathlib.Path(__file__).parent.parent / "docs" / "energy.md").read_text()
+    for c in CONSTANTS.values():
+        assert c.source and c.unit and c.low <= c.value <= c.high, c
+        assert f"`{c.name}`" in doc, f"docs/energy.md does not list {c.name}"
+    for p in (*CHIP_PRESETS, *GPU_PRESETS, *SYSTOLIC_PRESETS):
+        idle, peak = power_limits(p)
+        assert 0 < idle < peak, p
+
+
+def test_gpu_tensor_energy_derived_from_board_power_by_hand():
+    # A100: (0.95 - 0.25) x 400 W / (0.95 x 312e12 FLOP/s) = 280 / 296.4e12 J = 0.9447 pJ/FLOP
+    assert constant("a100-40gb.tensor_pj_per_flop") == pytest.approx(0.94467, rel=1e-4)
+    # fp32 CUDA cores: (0.85 - 0.25) x 400 / (0.95 x 19.5e12) = 12.955 pJ/FLOP
+    assert constant("a100-40gb.cuda_fp32_pj_per_flop") == pytest.approx(12.955, rel=1e-4)
+
+
+def test_traffic_counts_each_delivered_copy_host_streams_once_and_no_self_copy():
+    system = mimdsim.system(mimdsim.chip("ipu-mk2", tiles=4), chips=2)  # tiles 0-3 chip 0, 4-7 chip 1
+    a = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
+    tr = [Transfer("multicast", src=a(0, 0, 0, 2), dst=a(1, 5, 6, 2), nbytes=a(100, 100, 100, 7), group=a(0, 0, 0, 1)),
+          Transfer("in", src=a(-1, -1), dst=a(1, 2), nbytes=a(64, 64), group=a(0, 0)),
+          Transfer("out", src=a(3), dst=a(-1), nbytes=a(16), group=a(0))]
+    on_chip, link, host = traffic(tr, system)
+    assert on_chip == 300  # three copies of the multicast delivered; the self-copy of tile 2 moves nothing
+    assert link == 100  # the group crosses to chip 1 once
+    assert host == 64 + 16  # one host stream (a multicast read once) and one stream out
+
+
+def test_systolic_sram_bytes_by_hand():
+    # ws, 4x4 array, C[8,6] = A[8,5] B[5,6]: B read once (30), A once per column fold (40 x 2),
+    # partial C written once per row fold of k (48 x 2): 206 elements
+    assert gemm_sram_bytes(8, 6, 5, 4, 4, "ws", 1) == 30 + 80 + 96
+    # os: A per column fold (40 x 2), B per row fold (30 x 2), C once (48)
+    assert gemm_sram_bytes(8, 6, 5, 4, 4, "os", 2) == 2 * (80 + 60 + 48)
+
+
+def test_chip_step_energy_by_hand():
+    """A small rate-driven step on ipu-mk2: energy = the constants times the engine's counts."""
+    net = mimdsim.Network.feedforward([100, 64, 10], max_activity=0.1)
+    rep = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=5, batch_size=4, activity=0.05).report
+    a, e, t = rep.activity, rep.energy, rep.seconds_per_step
+    assert a["tile_compute_cycles"] == rep.tile_compute_cycles.sum() > 0
+    assert a["exchange_bytes"] > 0 and a["link_bytes"] == 0 and a["host_bytes"] > 0
+    # 60 W idle (clock unchanged); 6 pJ per busy tile cycle; 4 B x 0.25 pJ/B SRAM per cycle; 3 pJ/B exchange;
+    # 10 pJ/bit host
+    hand = (60 * t + a["tile_compute_cycles"] * (6 + 4 * 0.25) * 1e-12 + a["exchange_bytes"] * 3e-12
+            + a["host_bytes"] * 8 * 10e-12)
+    assert e["joules_per_step"] == pytest.approx(hand, rel=1e-12)
+    assert e["watts"] == pytest.approx(hand / t) and e["samples_per_joule"] == pytest.approx(4 / hand)
+    lo, hi = e["band"]["joules_per_step"]
+    assert lo < hand < hi
+    assert rep.to_dict()["joules_per_step"] == e["joules_per_step"] and "joules/step" in rep.format()
+
+
+def test_chip_static_power_follows_the_clock():
+    net = mimdsim.Network.feedforward([100, 64, 10], max_activity=0.1)
+    kw = dict(timesteps=5, batch_size=4, activity=0.05)
+    slow = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64, clock_hz=0.5e9), **kw).report
+    # leakage 0.15 x 300 W = 45 W stays; the clock tree's 15 W scales with 0.5 GHz / 1.3268 GHz
+    f = 0.5e9 / mimdsim.chip("ipu-mk2").clock_hz
+    assert slow.energy["by_component"]["static"] == pytest.approx((45 + 15 * f) * slow.seconds_per_step)
+
+
+MODELS = [([100, 64, 10], 0.02), ([700, 256, 256, 20], 0.1), ([2312, 512, 512, 10], 0.01)]
+
+
+@pytest.mark.parametrize("name", list(CHIP_PRESETS))
+def test_chip_power_within_idle_and_max_for_every_preset(name):
+    idle, peak = power_limits(name)
+    for sizes, act in MODELS:
+        net = mimdsim.Network.feedforward(sizes, max_activity=max(2 * act, 0.05))
+        for T, B in ((5, 4), (20, 16)):
+            w = mimdsim.simulate(net, name, timesteps=T, batch_size=B, activity=act).report.energy["watts"]
+            assert idle <= w <= peak, (name, sizes, T, B, w)
+
+
+@pytest.mark.parametrize("name", list(GPU_PRESETS))
+def test_gpu_power_within_idle_and_max_for_every_preset(name):
+    idle, peak = power_limits(name)
+    for sizes, act in MODELS:
+        net = mimdsim.Network.feedforward(sizes, max_activity=max(2 * act, 0.05))
+        for strategy in ("per-step", "fused", "sparse", "eager", "compiled"):
+            for T, B in ((5, 4), (100, 256)):
+                w = estimate(net, name, timesteps=T, batch_size=B, strategy=strategy,
+                             activity=act).energy["watts"]
+                assert idle <= w <= peak, (name, sizes, strategy, T, B, w)
+
+
+@pytest.mark.parametrize("name", list(SYSTOLIC_PRESETS))
+def test_systolic_power_within_idle_and_max_for_every_preset(name):
+    idle, peak = power_limits(name)
+    for sizes, _ in MODELS:
+        net = mimdsim.Network.feedforward(sizes)
+        for T, B in ((5, 4), (100, 256)):
+            w = systolic_estimate(net, name, timesteps=T, batch_size=B).energy["watts"]
+            assert idle <= w <= peak, (name, sizes, T, B, w)
+
+
+@pytest.mark.parametrize("name", list(GPU_PRESETS))
+def test_large_dense_fp16_matmul_draws_at_least_70_percent_of_board_max(name):
+    spec = gpu(name)
+    ks = [gemm("gemm", "forward", 16384, 16384, 16384, 2, 1)]
+    rep = workload_estimate(ks, spec, "fp16", model="gemm", mode="fp16", batch_size=1, timesteps=1)
+    rep.activity = kernel_activity(ks, "fp16")
+    w = gpu_energy(rep, spec)["watts"]
+    assert 0.7 * power_limits(name)[1] <= w <= power_limits(name)[1], (name, w)
+
+
+STUDY_1PCT = [c for c in multi_layer() if c.max_activity == 0.01]
+
+
+def test_the_study_models_at_1_percent_stay_within_the_chip_and_a100_limits():
+    assert [len(c.sizes) - 2 for c in STUDY_1PCT] == [2, 3, 4, 5]
+    for c in STUDY_1PCT:
+        net = mimdsim.Network.feedforward(list(c.sizes), max_activity=c.max_activity, input_capacity=c.input_capacity)
+        cmp = mimdsim.compare(net, "ipu-mk2", "a100-40gb", timesteps=c.timesteps, batch_size=c.batch_size,
+                              activity=c.max_activity, strategies=("compiled", "eager", "fused", "sparse"))
+        idle, peak = power_limits("ipu-mk2")
+        assert idle <= cmp.mimd.energy["watts"] <= peak, c.name
+        idle, peak = power_limits("a100-40gb")
+        for k, r in cmp.gpu.items():
+            assert idle <= r.energy["watts"] <= peak, (c.name, k)
+        assert set(cmp.to_dict()["energy_ratio"]) == set(cmp.gpu)
