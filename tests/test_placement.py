@@ -9,10 +9,13 @@ import pytest
 import mimdsim
 from mimdsim.arch import system
 from mimdsim.cli import main
+from mimdsim.engine import run_program
 from mimdsim.errors import ConfigError, OutOfTileMemory
+from mimdsim.program import Loop
 from mimdsim.snn import Network
 from mimdsim.workloads.snn.placement import fewest_per_chips, placing_counts, score, search
 from mimdsim.workloads.snn.programs.compile import compile_program
+from mimdsim.workloads.snn.sources import RateSource
 from mimdsim.workloads.snn.study import multi_layer
 
 # the issue's case: 1000-1500-1500-1500-10, K = 50, 74, 74, 74, 2 at 5 % max activity, fused
@@ -118,3 +121,88 @@ def test_study_placement_pinned_and_search_no_slower():
     found = search(net.sizes, net.capacities, system("ipu-mk2"), **kw)
     study = score(compile_program(net.sizes, net.capacities, system("ipu-mk2"), neurons_per_tile=2, **kw))
     assert found.candidates[0].seconds <= study
+
+
+def _body_digest(program):
+    """The loop bodies' content (counts left out): every vertex set's codelet, tiles and geometry and
+    every transfer's messages, as bytes."""
+    import numpy as np
+    out = []
+
+    def feed(x):
+        if isinstance(x, np.ndarray):
+            out.append(f"{x.dtype.str}{x.shape}".encode() + x.tobytes())
+        elif isinstance(x, dict):
+            for k in sorted(x):
+                out.append(str(k).encode())
+                feed(x[k])
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                feed(v)
+        else:
+            out.append(repr(x).encode())
+
+    for loop in program.schedule:
+        if isinstance(loop, Loop):
+            for s in loop.body:
+                feed((loop.name, loop.reverse, s.name, s.phase, s.sync))
+                for vs in s.compute:
+                    feed((vs.codelet, vs.layer, vs.tiles, vs.geometry))
+                for tr in s.exchange:
+                    feed((tr.src, tr.dst, tr.nbytes, tr.group))
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("schedule,training,dense", [("published", True, False), ("fused", True, False),
+                                                     ("fused", False, False), (None, True, True)])
+def test_loop_bodies_do_not_depend_on_timesteps(schedule, training, dense):
+    # what lets score() keep a shape's loop part across T: T sizes the histories, the io and the loss
+    # outside the loops, never a superstep inside them (the published op's weight-gradient scheme aside,
+    # which the cache keys on)
+    net = (Network.build([64, 40, 30, 10], neuron="leaky", beta=0.9, dense=True, seed=4) if dense
+           else Network.feedforward([64, 40, 30, 10], max_activity=0.1))
+    st = net.structure
+    kw = dict(batch_size=4, schedule=schedule, training=training, structure=st, neurons_per_tile=2)
+    a, b = (compile_program(net.sizes, net.capacities, system("ipu-mk2", tiles=64), timesteps=T, **kw)
+            for T in (7, 23))
+    assert [s.count for s in a.schedule if isinstance(s, Loop)] == [7] * (1 + training)
+    assert a.plan.weight_grad_copies == b.plan.weight_grad_copies
+    assert _body_digest(a) == _body_digest(b)
+
+
+def test_score_from_a_few_iterations():
+    # the default model at B = 16, T = 60: D = 3 silent-start iterations + 12 steady ones run per loop,
+    # the other 45 charged their mean. Exact where T <= D + steady; close to (and ranked as) the full run
+    net = Network.feedforward([2312, 978, 978, 976, 10], max_activity=0.01)
+    kw = dict(batch_size=16, optimizer="adam")
+    chip = system("ipu-mk2")
+    short = compile_program(net.sizes, net.capacities, chip, timesteps=15, neurons_per_tile=2, **kw)
+    assert score(short, 12) == score(short, None)
+    progs = {n: compile_program(net.sizes, net.capacities, chip, timesteps=60, neurons_per_tile=n, **kw)
+             for n in (2, 3, 4)}
+    full = {n: score(p, None) for n, p in progs.items()}
+    est = {n: score(p, 12) for n, p in progs.items()}
+    for n in progs:
+        assert abs(est[n] / full[n] - 1) < 0.01, (n, est[n], full[n])
+    assert sorted(full, key=full.get) == sorted(est, key=est.get)
+    # the loop part kept for another T of the shape gives what a fresh estimate gives (determinism)
+    key = ("test", 2)
+    other = compile_program(net.sizes, net.capacities, chip, timesteps=40, neurons_per_tile=2, **kw)
+    fresh = score(other, 12)
+    assert score(progs[2], 12, key=key) == est[2]
+    assert score(other, 12, key=key) == fresh
+
+
+def test_loop_cycles_add_up_to_the_loops():
+    # run_program(loop_cycles=...) reports every iteration's cycles; together they are the loops' share
+    net = Network.feedforward([64, 40, 10], max_activity=0.1)
+    p = compile_program(net.sizes, net.capacities, system("ipu-mk2", tiles=64), timesteps=6, batch_size=3,
+                        neurons_per_tile=2, schedule="fused")
+    records = []
+    rep = run_program(p, RateSource(p, net.sizes, net.capacities, [0.05] * 3, [0.0, 0.05, 0.05], seed=0),
+                      loop_cycles=records)
+    assert [list(t) for t, _ in records] == [list(range(6)), list(range(5, -1, -1))]
+    in_loops = {s.name for loop in p.schedule if isinstance(loop, Loop) for s in loop.body}
+    by_step = sum(sum(v[k] for k in ("compute", "exchange", "sync", "host")) for name, v in rep.steps.items()
+                  if name in in_loops)
+    assert sum(c.sum() for _, c in records) == pytest.approx(by_step, rel=1e-12)

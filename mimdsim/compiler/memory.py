@@ -36,8 +36,7 @@ _COUNTS: dict = {}  # per transfer content: programs of one batch size share the
 
 def _message_counts(tr, tiles: int) -> np.ndarray:
     """Messages each tile sends (one per multicast group) or receives in one transfer."""
-    key = (tr.src.tobytes(), tr.dst.tobytes(), tr.group.tobytes(), tr.src.dtype.str, tr.dst.dtype.str,
-           tr.group.dtype.str, tiles)
+    key = (tr.content(), tiles)
     hit = _COUNTS.get(key)
     if hit is None:
         moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code

@@ -115,14 +115,18 @@ _PHASES: dict = {}  # exchange phases by content: programs of one batch size sha
 def exchange_phase(transfers, system) -> tuple[float, float]:
     """``(exchange, host)`` cycles of one exchange phase (streams to the host mirrored); computed
     once per distinct phase content and system."""
-    key = (system, tuple((t.src.tobytes(), t.dst.tobytes(), t.nbytes.tobytes(), t.group.tobytes(),
-                          t.src.dtype.str, t.dst.dtype.str, t.nbytes.dtype.str, t.group.dtype.str)
-                         for t in transfers))
+    return _phase(transfers, system)[0]
+
+
+def _phase(transfers, system):
+    """``((exchange, host), traffic)`` of a phase, once per distinct content and system."""
+    key = (system, tuple(t.content() for t in transfers))
     hit = _PHASES.get(key)
     if hit is None:
         if len(_PHASES) > 4096:
             _PHASES.clear()
-        hit = _PHASES[key] = _exchange_phase(transfers, system)
+        hit = _PHASES[key] = (_exchange_phase(transfers, system), _traffic(transfers, system))
+        hit[1].flags.writeable = False
     return hit
 
 
@@ -143,6 +147,11 @@ def _exchange_phase(transfers, system) -> tuple[float, float]:
 
 
 def traffic(transfers, system) -> np.ndarray:
+    """Bytes one exchange phase moves (see :func:`_traffic`; once per distinct content and system)."""
+    return _phase(transfers, system)[1]
+
+
+def _traffic(transfers, system) -> np.ndarray:
     """Bytes one exchange phase moves, for the energy model: ``[on-chip, chip-to-chip link, host]``.
 
     On-chip bytes count every delivered copy (a multicast drives each receiver); a message

@@ -48,8 +48,9 @@ class WorkSource(Protocol):
 class _Costs:
     """Charges superstep executions into the report's tallies."""
 
-    def __init__(self, program: Program, source, timeline):
+    def __init__(self, program: Program, source, timeline, loop_cycles=None):
         self.program, self.source, self.timeline = program, source, timeline
+        self.loop_cycles = loop_cycles
         system = program.system
         self.system = system
         self.tile = Tile.of(system.chip, program.meta.precision)
@@ -203,10 +204,10 @@ class _Costs:
                 for s, cyc in zip(loop.body, per_step):
                     self.charge(s, t, None if cyc is None else (cyc[0], cyc[1] if cyc[1].ndim == 1 else cyc[1][i]))
         else:
-            self.charge_loop(loop.body, per_step, len(ts))
+            self.charge_loop(loop.body, per_step, len(ts), ts)
         return len(ts)
 
-    def charge_loop(self, body, per_step, iterations: int) -> None:
+    def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
         """Charge every iteration of a loop body at once. Totals are accumulated in execution
         order (a cumulative sum over the interleaved sequence adds exactly as one-by-one charges)."""
         n = len(body)
@@ -224,6 +225,8 @@ class _Costs:
             vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
             # cycle counts are integers: any order of adding them is exact
             self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
+        if self.loop_cycles is not None:  # every iteration's cycles, all kinds and supersteps: (t, cycles)
+            self.loop_cycles.append((np.asarray(ts), vals.sum(axis=(0, 2))))
         phases = [s.phase for s in body]
         for phase in dict.fromkeys(phases):
             cols = np.array([p == phase for p in phases])
@@ -265,16 +268,19 @@ def _stack(works: list[dict]) -> dict:
 
 
 def run_program(program: Program, source: WorkSource | None = None, *, timeline: list | None = None,
-                progress=None) -> Report:
+                progress=None, loop_cycles: list | None = None) -> Report:
     """Run ``program`` against ``source`` (None: an analytical program of static codelets).
 
     ``timeline``: if a list is given, one record per superstep execution is appended
     (name, phase, t, compute, exchange, sync, host cycles and the slowest tile's compute per
     tile group of the program's mapping) — what a trace is drawn from. ``progress(done,
     total)`` is called after every loop iteration's numerics (once per loop for an analytical
-    program).
+    program). ``loop_cycles``: if a list is given (and no timeline), one record per loop run of a
+    program with a work source is appended: ``(t, cycles)``, the iterations' t in execution order
+    and each iteration's cycles (every kind, every superstep of the body) — what an estimate
+    from a few iterations extrapolates (:func:`mimdsim.workloads.snn.placement.score`).
     """
-    costs = _Costs(program, source, timeline)
+    costs = _Costs(program, source, timeline, loop_cycles)
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
     done = 0
     for step in program.schedule:

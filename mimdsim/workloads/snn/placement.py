@@ -11,17 +11,21 @@ limit, so odd counts are candidates too. Layers are placed as :func:`..mapping.m
 places them (whole layers per chip, filled in order), so n fixes the chips a placement uses:
 searching n over the chips given searches the chips used, 1..given, too.
 
-Order and pruning. n rises from the smallest count that places. A count whose memory plan
-does not fit ends the scan: every per-tile tensor but the (n-independent) input lists grows
-with n, so a larger count fits no better (ASSUMPTION, tests/test_placement.py checks the
-issue's case). Step time is per-tile compute (growing with n) plus reductions and exchange
-(shrinking with n), so it falls then rises; odd counts run scalar paths, so the scan stops
-after two consecutive counts slower than the best so far (one even, one odd), or at
-``MAX_SCORED`` scored counts.
+Order and pruning. n rises from the smallest count that places. The scan ends at the first count
+whose neurons alone overfill a tile (:func:`memory_floor`: weights, gradients, Adam moments and
+membrane history per neuron, true of every program and non-decreasing in n), or after two counts
+in a row that are slower than the best so far or do not fit (a count that does not fit is not the
+end by itself: the published op's one-copy weight gradient can halve a tile's bytes at a larger
+count), or at ``MAX_SCORED`` scored counts. Step time is per-tile compute (growing with n) plus
+reductions and exchange (shrinking with n); odd counts run scalar paths, so the curve is not
+unimodal and two in a row are asked for. Over 40 grids (docs/user-guide.md) the rule never missed
+the fastest count.
 
 Score. Each fitting candidate runs rate-driven (:class:`.sources.RateSource`, seed 0) at half
 each list's capacity, the CLI's default activity, so the choice depends on the shape only and
-is cached per shape (a sweep over activities compiles and searches once).
+is cached per shape (a sweep over activities compiles and searches once). Its loops run their
+first D + ``STEADY`` iterations and charge the rest the steady mean (:func:`score`); the loops'
+part does not depend on T and is kept across timestep counts of one shape.
 """
 from __future__ import annotations
 
@@ -29,15 +33,19 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...engine import run_program
 from ...errors import ConfigError, OutOfTileMemory
 from ...compiler.memory import check_fits
-from ...program import Program
-from .mapping import _place
+from ...program import Loop, Program
+from .mapping import _place, weight_bytes_lower_bound
 from .programs.compile import compile_program
 from .sources import RateSource
+from .step import PRECISIONS
 
 MAX_SCORED = 8  # candidates run per shape at most (the default model runs 3)
+STEADY = 12  # steady iterations a candidate's loops are scored on (score)
 SLOWER_IN_A_ROW = 2  # one even and one odd count slower than the best end the scan
 
 
@@ -66,12 +74,76 @@ def half_capacity(sizes, capacities) -> list[float]:
     return [min(1.0, k / (2 * n)) for n, k in zip(sizes, capacities)]
 
 
-def score(program: Program) -> float:
-    """Seconds per step of ``program`` rate-driven at half each list's capacity (seed 0)."""
+def score(program: Program, steady: int | None = STEADY, key=None) -> float:
+    """Seconds per step of ``program`` rate-driven at half each list's capacity (seed 0).
+
+    ``steady=None`` runs every iteration. Otherwise each loop is estimated from its first
+    ``D + steady`` iterations, ``D = (L - 1) * delay`` (layer l is silent for t < (l - 1) * delay,
+    :class:`.sources.RateSource`): those run as they would, and each iteration not run is charged
+    the mean of the ``steady`` ones. Every iteration from D on runs the same supersteps on draws
+    of the same distribution, so the estimate has the full run's expected value (see
+    docs/user-guide.md, "Placement search"). The steps outside the loops run at the program's T
+    on lists whose rows past ``D + steady`` repeat the steady rows drawn.
+
+    The loops' part depends on the loop bodies, not on T: it is kept per ``key`` (the search's
+    shape without T), so another T of one shape runs only the steps outside the loops."""
     plan = program.plan
+    T = program.timesteps
+    transient = (len(plan.sizes) - 2) * plan.delay
+    short = T if steady is None else min(T, transient + steady)
     act = half_capacity(plan.sizes, plan.capacities)
-    source = RateSource(program, plan.sizes, plan.capacities, act, [0.0] + act[1:], seed=0)
-    return run_program(program, source).seconds_per_step
+
+    def source(prog):
+        return RateSource(prog, plan.sizes, plan.capacities, act, [0.0] + act[1:], seed=0)
+
+    if short >= T:
+        return run_program(program, source(program)).seconds_per_step
+    loops = [s for s in program.schedule if isinstance(s, Loop)]
+    # the bodies are lowered from the shape, not from T (T sizes the histories, the io and the loss
+    # outside the loops; tests/test_placement.py compares the bodies at two T for every program); the
+    # published op's weight-gradient scheme, chosen by the memory plan, is the one choice T moves
+    cache_key = None if key is None else (key, short, plan.weight_grad_copies)
+    hit = _LOOPS.get(cache_key) if cache_key is not None else None
+    if hit is None:
+        looped = _part(program, [dataclasses.replace(s, count=short) for s in loops], short)
+        src, records = source(looped), []
+        run_program(looped, src, loop_cycles=records)
+        hit = ([(float(c.sum()), float(c[t >= transient].mean()), t.size) for t, c in records], src.stats)
+        if cache_key is not None:
+            if len(_LOOPS) > 512:
+                _LOOPS.clear()
+            _LOOPS[cache_key] = hit
+    parts, stats = hit
+    rest = _part(program, [s for s in program.schedule if not isinstance(s, Loop)], T)
+    src = source(rest)
+    rows = np.arange(T)
+    rows = np.where(rows < short, rows, transient + (rows - transient) % (short - transient))  # steady rows repeat
+    for name in ("spikes", "kept", "listed", "dropped_spikes", "dropped_candidates"):
+        setattr(src.stats, name, [a[rows] for a in getattr(stats, name)])
+    report = run_program(rest, src)
+    cycles = report.total_cycles + sum(total + (T - n) * mean for total, mean, n in parts)
+    return cycles / report.clock_hz
+
+
+_LOOPS: dict = {}  # the loops' part of a score, by shape without T and the bodies' content
+
+
+def _part(program: Program, schedule, timesteps) -> Program:
+    """``program`` running ``schedule`` over ``timesteps``; the static costs shared with it."""
+    out = dataclasses.replace(program, schedule=list(schedule), timesteps=timesteps)
+    out.static_costs = program.static_costs  # the same supersteps: costs computed once
+    return out
+
+
+def memory_floor(sizes, n, *, timesteps, batch_size, training=True, optimizer="adam", precision="fp32") -> int:
+    """Bytes a tile holding up to ``n`` neurons of a layer needs at least, in every program (published,
+    fused, dense): per neuron its weights, when training their gradient and Adam's moments
+    (:func:`.mapping.weight_bytes_lower_bound`), and its membrane history (T steps when training, one
+    for inference). Non-decreasing in ``n``: once over the SRAM, no larger count fits."""
+    e = PRECISIONS[precision]
+    weights = weight_bytes_lower_bound(sizes, training=training, optimizer=optimizer, bytes_per_value=e)
+    steps = timesteps if training else 1
+    return max(min(n, m) * (w // m + steps * batch_size * e) for m, w in zip(sizes[1:], weights))
 
 
 def placing_counts(sizes, chips, tiles_per_chip, reserve_tile0, chips_used=None):
@@ -141,6 +213,7 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
         check_fits(program)
         return Choice(program, (), False)
     scored, failed, programs = [], [], {}
+    shape = (sizes, capacities, system, tuple(sorted((k, v) for k, v in kw.items() if k != "timesteps")))
 
     def visit(n, used, tiles):
         """Compile, plan memory and score count ``n``; False where it does not fit."""
@@ -148,25 +221,30 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
         if program is None:
             failed.append((Candidate(n, used, tiles, None, _oom_why(oom)), oom))
             return False
-        scored.append(Candidate(n, used, tiles, score(program), ""))
+        scored.append(Candidate(n, used, tiles, score(program, key=(shape, n)), ""))
         programs[n] = program
         return True
 
+    floor = functools.partial(memory_floor, sizes, timesteps=kw["timesteps"], batch_size=kw["batch_size"],
+                              training=kw.get("training", True), optimizer=kw.get("optimizer", "adam"),
+                              precision=kw.get("precision") or "fp32")
+    sram = system.chip.sram_per_tile
     slower = 0
     counts = placing_counts(layer_sizes, system.chips, system.chip.tiles, reserve_tile0, chips_used)
     for n, used, tiles in counts:
+        if floor(n) > sram:
+            break  # this count's and every larger count's neurons alone overfill a tile
         best = min((c.seconds for c in scored), default=None)
-        if not visit(n, used, tiles):
-            break  # a larger count fits no better
-        slower = slower + 1 if best is not None and scored[-1].seconds >= best else 0
+        if not visit(n, used, tiles):  # a larger count may still fit (the published op's one-copy weight
+            slower += best is not None  # gradient halves a tile's bytes): not better, the scan goes on
+        else:
+            slower = slower + 1 if best is not None and scored[-1].seconds >= best else 0
         if slower >= SLOWER_IN_A_ROW or len(scored) >= MAX_SCORED:
             break
     # the chips used: the fewest neurons per tile that place on each chip count 1..given is always a
-    # candidate, so more chips given are never slower than fewer (a count above one that does not
-    # fit fits no better)
-    limit = min((c.neurons_per_tile for c, _ in failed), default=None)
+    # candidate, so more chips given are never slower than fewer
     for n, used, tiles in fewest_per_chips(layer_sizes, system.chips, system.chip.tiles, reserve_tile0, chips_used):
-        if n not in programs and (limit is None or n < limit) and not any(c.neurons_per_tile == n for c, _ in failed):
+        if n not in programs and floor(n) <= sram and not any(c.neurons_per_tile == n for c, _ in failed):
             visit(n, used, tiles)
     first_oom = min(failed, key=lambda f: f[0].neurons_per_tile)[1] if failed else None
     failed = sorted((c for c, _ in failed), key=lambda c: c.neurons_per_tile)
