@@ -61,12 +61,18 @@ def exchange_cost(transfers, system) -> ExchangeCost:
             host_bytes += float(nbytes[host][idx].sum())
             host_streams += 1
         # a multicast leaves its sender once: one send per (group, src)
-        _, first = np.unique(group * (n + 1) + (src + 1), return_index=True)  # (group, src) pairs in order
+        pair = group * (n + 1) + (src + 1)
+        if pair.size < 2 or bool(np.all(pair[1:] > pair[:-1])):  # every pair once, in order (most transfers)
+            first = np.arange(pair.size)
+        else:
+            _, first = np.unique(pair, return_index=True)  # (group, src) pairs in order
         on = first[src[first] >= 0]
-        np.add.at(send, src[on], nbytes[on])
+        send += np.bincount(src[on], nbytes[on], minlength=n)  # integer bytes: exact in any order
         # supertile pairing: the partner receives the same group too
         partner_tile = dst ^ 1
-        keys = np.sort(group * n + dst)  # np.isin(group * n + partner_tile, group * n + dst), by one sort
+        keys = group * n + dst  # np.isin(group * n + partner_tile, group * n + dst), by one sort
+        if keys.size > 1 and not bool(np.all(keys[1:] >= keys[:-1])):
+            keys = np.sort(keys)
         want = group * n + partner_tile
         at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
         paired = (keys[at] == want) & (partner_tile < n)
