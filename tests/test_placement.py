@@ -13,7 +13,7 @@ from mimdsim.engine import run_program
 from mimdsim.errors import ConfigError, OutOfTileMemory
 from mimdsim.program import Loop
 from mimdsim.snn import Network
-from mimdsim.workloads.snn.placement import fewest_per_chips, placing_counts, score, search
+from mimdsim.workloads.snn.placement import fewest_per_chips, memory_floor, placing_counts, score, search
 from mimdsim.workloads.snn.programs.compile import compile_program
 from mimdsim.workloads.snn.sources import RateSource
 from mimdsim.workloads.snn.study import multi_layer
@@ -206,3 +206,39 @@ def test_loop_cycles_add_up_to_the_loops():
     by_step = sum(sum(v[k] for k in ("compute", "exchange", "sync", "host")) for name, v in rep.steps.items()
                   if name in in_loops)
     assert sum(c.sum() for _, c in records) == pytest.approx(by_step, rel=1e-12)
+
+
+def test_memory_floor_by_hand_and_below_every_plan():
+    # 2312-978-978-976-10, n = 2, T = 50, B = 8, fp32, Adam: layer 1 per neuron 2312 x 4 B x (weights,
+    # gradient, 2 moments) = 36,992 B + membrane history 50 x 8 x 4 B = 1,600 B; two neurons: 77,184 B
+    sizes = (2312, 978, 978, 976, 10)
+    assert memory_floor(sizes, 2, timesteps=50, batch_size=8) == 77_184
+    assert memory_floor(sizes, 2, timesteps=50, batch_size=8, training=False) == 2 * (2312 * 4 + 8 * 4)
+    net = Network.feedforward(list(sizes), max_activity=0.01)
+    for schedule in ("published", "fused"):
+        for n in (2, 5, 9):
+            p = compile_program(net.sizes, net.capacities, system("ipu-mk2"), timesteps=50, batch_size=8,
+                                neurons_per_tile=n, schedule=schedule)
+            assert memory_floor(sizes, n, timesteps=50, batch_size=8) <= p.tile_bytes().max()
+
+
+def test_a_larger_count_can_need_less_memory():
+    # why a count that does not fit does not end the scan: the published op keeps six weight-gradient
+    # copies per tile up to 6 neurons per tile here, one from 7 on, and its fullest tile shrinks
+    net = Network.feedforward([2312, 978, 978, 976, 10], max_activity=0.01)
+    got = {n: compile_program(net.sizes, net.capacities, system("ipu-mk2"), timesteps=50, batch_size=8,
+                              neurons_per_tile=n) for n in (6, 7)}
+    assert (got[6].plan.weight_grad_copies, got[7].plan.weight_grad_copies) == (6, 1)
+    assert got[7].tile_bytes().max() < 0.6 * got[6].tile_bytes().max()  # 303,660 B against 598,208 B
+
+
+def test_fewest_tiles_remedy_to_about_one_percent(capsys):
+    # the remedy bisects the tile count to max(8, 1%): --tiles 1506 fits (the OOM test applies it), and
+    # 1506 - 15 does not
+    from mimdsim.workloads.snn.placement import _fits
+    net = Network.feedforward([1000, 1500, 1500, 1500, 10], max_activity=0.05)
+    kw = (("optimizer", "adam"), ("precision", "fp32"), ("reserve_tile0", True), ("schedule", "fused"),
+          ("static_input", False), ("structure", None), ("training", True), ("batch_size", 48), ("timesteps", 50))
+    fits = {t: _fits(tuple(net.sizes), tuple(net.capacities), system("ipu-mk2", tiles=t), None, None, kw)
+            for t in (1491, 1506)}
+    assert fits[1491] is None and fits[1506] is not None

@@ -232,7 +232,7 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
     slower = 0
     counts = placing_counts(layer_sizes, system.chips, system.chip.tiles, reserve_tile0, chips_used)
     for n, used, tiles in counts:
-        if floor(n) > sram:
+        if floor(n) > sram and (scored or failed):  # the first is compiled: its plan names the tile
             break  # this count's and every larger count's neurons alone overfill a tile
         best = min((c.seconds for c in scored), default=None)
         if not visit(n, used, tiles):  # a larger count may still fit (the published op's one-copy weight
@@ -350,7 +350,7 @@ def with_remedies(e: OutOfTileMemory, sizes, capacities, system, kw, *, pinned, 
     fixes, in_vain = remedies(sizes, capacities, system, kw, pinned=pinned, chips_pinned=chips_pinned)
     what = e.hint.split(". ", 1)[0]  # "N tile(s) over the limit; largest here: X"
     tried = (f"neurons per tile {pinned} (pinned)" if pinned is not None else
-             "every neurons-per-tile count that places (a larger count fits no better)")
+             "every neurons-per-tile count that places, up to one whose neurons alone overfill a tile")
     advice = f"{what}. Tried {tried} on {system.chips} chip(s)."
     if fixes:
         advice += " Each of these fits (checked): " + "; ".join(fixes) + "."
