@@ -23,34 +23,27 @@ def id_bytes(layer_size: int) -> int:
 
 def exchange_code(program: Program) -> TensorAlloc:
     """Bytes of exchange code: one instruction per message sent or received per superstep kind."""
-    counts = np.zeros(program.system.tiles, dtype=np.int64)
-    for step in program.supersteps():
-        for tr in step.exchange:
-            counts += _message_counts(tr, counts.size)
-    tiles = np.flatnonzero(counts)
-    return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
+    tiles = program.system.tiles
+    ends = [e for step in program.supersteps() for tr in step.exchange for e in _message_ends(tr, tiles)]
+    counts = np.bincount(np.concatenate(ends), minlength=tiles) if ends else np.zeros(tiles, dtype=np.int64)
+    used = np.flatnonzero(counts)
+    return TensorAlloc("exchange_code", "code", used, counts[used] * EXCHANGE_CODE_BYTES)
 
 
-_COUNTS: dict = {}  # per transfer content: programs of one batch size share their exchanges
-
-
-def _message_counts(tr, tiles: int) -> np.ndarray:
-    """Messages each tile sends (one per multicast group) or receives in one transfer."""
-    key = (tr.content(), tiles)
-    hit = _COUNTS.get(key)
-    if hit is None:
-        moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
+def _message_ends(tr, tiles: int) -> tuple[np.ndarray, np.ndarray]:
+    """The tiles sending a message (one per multicast group and sender) and the tiles receiving one,
+    in one transfer: a message to itself is a local copy (no exchange code), the host no tile."""
+    moved = tr.src != tr.dst
+    src, dst, group = (tr.src, tr.dst, tr.group) if moved.all() else (tr.src[moved], tr.dst[moved], tr.group[moved])
+    if group.size < 2 or bool(np.all(group[1:] > group[:-1])):  # one message per group: one send each
+        send = src
+    else:
         n = tiles + 1  # one send per (group, src) pair: a 1-D key, src = -1 (host) included
-        keys = tr.group[moved].astype(np.int64) * n + (tr.src[moved] + 1)
-        if keys.size > 1 and not bool(np.all(keys[1:] >= keys[:-1])):  # most transfers list them in order
+        keys = group.astype(np.int64) * n + (src + 1)
+        if not bool(np.all(keys[1:] >= keys[:-1])):
             keys = np.sort(keys)
-        send = keys[np.concatenate([keys[:1] == keys[:1], keys[1:] != keys[:-1]])] % n - 1  # np.unique(keys) % n - 1
-        dst = tr.dst[moved]  # a stream to the host (-1) has no receiver on a tile
-        hit = np.bincount(send[send >= 0], minlength=tiles) + np.bincount(dst[dst >= 0], minlength=tiles)
-        if len(_COUNTS) > 4096:
-            _COUNTS.clear()
-        _COUNTS[key] = hit
-    return hit
+        send = keys[np.concatenate([keys[:1] == keys[:1], keys[1:] != keys[:-1]])] % n - 1  # np.unique % n - 1
+    return send[send >= 0], dst[dst >= 0]
 
 
 def add_code(program: Program) -> None:
