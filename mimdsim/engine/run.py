@@ -106,9 +106,13 @@ class _Costs:
         layout = self.layouts.get(id(step))
         if layout is None:
             tiles = [np.asarray(t, dtype=np.int64) for t, _ in parts]
-            union = np.unique(np.concatenate(tiles)) if tiles else np.zeros(0, dtype=np.int64)
+            if len(tiles) == 1 and _increasing(tiles[0]):  # one vertex set on distinct tiles in order
+                union = tiles[0]
+            else:
+                union = np.unique(np.concatenate(tiles)) if tiles else np.zeros(0, dtype=np.int64)
             pos = [np.searchsorted(union, t) for t in tiles]
-            layout = self.layouts[id(step)] = (union, pos, [np.unique(p).size == p.size for p in pos])
+            layout = self.layouts[id(step)] = (union, pos, [_increasing(p) or np.unique(p).size == p.size
+                                                            for p in pos])
         union, pos, unique = layout
         # a loop's superstep of static codelets costs the same in every iteration: one row
         local = np.zeros(union.shape if iterations is None or not dynamic else (iterations, union.size))
@@ -251,6 +255,11 @@ class _Costs:
             rec["count"] += iterations
             for i, k in enumerate(KINDS):
                 rec[k] = float(np.cumsum(np.concatenate([[rec[k]], vals[i, :, j]]))[-1])
+
+
+def _increasing(a: np.ndarray) -> bool:
+    """Whether ``a`` is strictly increasing (so its values are distinct): one pass, no sort."""
+    return a.size < 2 or bool(np.all(a[1:] > a[:-1]))
 
 
 def _stack(works: list[dict]) -> dict:
