@@ -38,7 +38,7 @@ class OutOfTileMemory(MimdsimError):
     """
 
     def __init__(self, tile: int, used: int, limit: int, breakdown: dict[str, int], hint: str):
-        self.tile, self.used, self.limit, self.breakdown = tile, used, limit, dict(breakdown)
+        self.tile, self.used, self.limit, self.breakdown, self.hint = tile, used, limit, dict(breakdown), hint
         items = sorted(breakdown.items(), key=lambda kv: -kv[1])
         rows = ", ".join(f"{k}={v:,} B" for k, v in items[:8])
         if len(items) > 8:

@@ -188,6 +188,8 @@ def build_run(values: dict):
     sys_spec = build_system(v)
     kw = dict(**({"assume": dict(v["assume"])} if v.get("assume") else {}),
               neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
+    if v.get("run.chips_used") is not None:
+        kw["chips_used"] = v["run.chips_used"]
     if v.get("run.schedule") == "per-op":
         raise ConfigError("--schedule per-op is the Kalman fit's; the SNN step runs 'published' (the study's op), "
                           "'fused' or 'poptorch'")

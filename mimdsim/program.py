@@ -51,6 +51,15 @@ class Transfer:
     nbytes: np.ndarray
     group: np.ndarray
 
+    def content(self) -> tuple:
+        """The messages' content as a hashable key (the name left out), made once per transfer: the
+        engine's and the memory plan's caches of exchange costs key on it (a transfer is static)."""
+        key = self.__dict__.get("_content")
+        if key is None:
+            key = tuple((a.tobytes(), a.dtype.str) for a in (self.src, self.dst, self.nbytes, self.group))
+            object.__setattr__(self, "_content", key)  # bytes keep their hash: later lookups are cheap
+        return key
+
 
 @dataclass(frozen=True)
 class VertexSet:

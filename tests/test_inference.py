@@ -26,8 +26,9 @@ def test_inference_is_the_training_forward_pass(build):
     sizes = [24, 40, 32, 5]
     x, y = _problem(sizes)
     net = build(sizes)
-    train = mimdsim.simulate(net, CHIP, inputs=x, labels=y, seed=3)
-    infer = mimdsim.simulate(net, CHIP, inputs=x, labels=y, seed=3, training=False)
+    # one placement for both (the search may place inference, a program of its own, elsewhere)
+    train = mimdsim.simulate(net, CHIP, inputs=x, labels=y, seed=3, neurons_per_tile=2)
+    infer = mimdsim.simulate(net, CHIP, inputs=x, labels=y, seed=3, training=False, neurons_per_tile=2)
     assert infer.loss == train.loss and infer.grads is None and infer.param_grads is None
     np.testing.assert_array_equal(infer.counts, train.counts)
     rt, ri = train.report, infer.report
@@ -52,7 +53,7 @@ def test_inference_is_the_training_forward_pass(build):
 def test_inference_rate_driven_and_per_step_loss_keeps_the_output_record():
     sizes = [24, 40, 5]
     net = mimdsim.Network.build(sizes, "leaky", beta=0.9, loss="ce_rate", max_activity=0.2)
-    kw = dict(timesteps=10, batch_size=4, activity=0.05)
+    kw = dict(timesteps=10, batch_size=4, activity=0.05, neurons_per_tile=2)  # one placement for both
     train = mimdsim.simulate(net, CHIP, **kw)
     infer = mimdsim.simulate(net, CHIP, training=False, **kw)
     assert infer.report.cycles["forward"] == train.report.cycles["forward"]

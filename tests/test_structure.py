@@ -33,6 +33,7 @@ LAYERS = [
     ("a workload's run settings and mapping", ["mimdsim.workloads.snn.step", "mimdsim.workloads.snn.mapping",
                                                "mimdsim.workloads.snn.study"]),
     ("a workload's programs, work sources and baselines", ["mimdsim.workloads.snn.programs",
+                                                           "mimdsim.workloads.snn.placement",
                                                            "mimdsim.workloads.snn.sources",
                                                            "mimdsim.workloads.snn.baselines",
                                                            "mimdsim.workloads.kalman", "mimdsim.workloads.mlp"]),

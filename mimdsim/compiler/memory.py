@@ -23,33 +23,27 @@ def id_bytes(layer_size: int) -> int:
 
 def exchange_code(program: Program) -> TensorAlloc:
     """Bytes of exchange code: one instruction per message sent or received per superstep kind."""
-    counts = np.zeros(program.system.tiles, dtype=np.int64)
-    for step in program.supersteps():
-        for tr in step.exchange:
-            counts += _message_counts(tr, counts.size)
-    tiles = np.flatnonzero(counts)
-    return TensorAlloc("exchange_code", "code", tiles, counts[tiles] * EXCHANGE_CODE_BYTES)
+    tiles = program.system.tiles
+    ends = [e for step in program.supersteps() for tr in step.exchange for e in _message_ends(tr, tiles)]
+    counts = np.bincount(np.concatenate(ends), minlength=tiles) if ends else np.zeros(tiles, dtype=np.int64)
+    used = np.flatnonzero(counts)
+    return TensorAlloc("exchange_code", "code", used, counts[used] * EXCHANGE_CODE_BYTES)
 
 
-_COUNTS: dict = {}  # per transfer content: programs of one batch size share their exchanges
-
-
-def _message_counts(tr, tiles: int) -> np.ndarray:
-    """Messages each tile sends (one per multicast group) or receives in one transfer."""
-    key = (tr.src.tobytes(), tr.dst.tobytes(), tr.group.tobytes(), tr.src.dtype.str, tr.dst.dtype.str,
-           tr.group.dtype.str, tiles)
-    hit = _COUNTS.get(key)
-    if hit is None:
-        moved = tr.src != tr.dst  # a message to itself is a local copy, no exchange code
+def _message_ends(tr, tiles: int) -> tuple[np.ndarray, np.ndarray]:
+    """The tiles sending a message (one per multicast group and sender) and the tiles receiving one,
+    in one transfer: a message to itself is a local copy (no exchange code), the host no tile."""
+    moved = tr.src != tr.dst
+    src, dst, group = (tr.src, tr.dst, tr.group) if moved.all() else (tr.src[moved], tr.dst[moved], tr.group[moved])
+    if group.size < 2 or bool(np.all(group[1:] > group[:-1])):  # one message per group: one send each
+        send = src
+    else:
         n = tiles + 1  # one send per (group, src) pair: a 1-D key, src = -1 (host) included
-        keys = np.sort(tr.group[moved].astype(np.int64) * n + (tr.src[moved] + 1))
-        send = keys[np.concatenate([keys[:1] == keys[:1], keys[1:] != keys[:-1]])] % n - 1  # np.unique(keys) % n - 1
-        dst = tr.dst[moved]  # a stream to the host (-1) has no receiver on a tile
-        hit = np.bincount(send[send >= 0], minlength=tiles) + np.bincount(dst[dst >= 0], minlength=tiles)
-        if len(_COUNTS) > 4096:
-            _COUNTS.clear()
-        _COUNTS[key] = hit
-    return hit
+        keys = group.astype(np.int64) * n + (src + 1)
+        if not bool(np.all(keys[1:] >= keys[:-1])):
+            keys = np.sort(keys)
+        send = keys[np.concatenate([keys[:1] == keys[:1], keys[1:] != keys[:-1]])] % n - 1  # np.unique % n - 1
+    return send[send >= 0], dst[dst >= 0]
 
 
 def add_code(program: Program) -> None:
@@ -93,10 +87,7 @@ def check_fits(program: Program) -> None:
         "weights": "Weights grow with fan-in x neurons per tile: use fewer neurons per tile (more tiles or chips).",
     }.get(category[top], "Use fewer neurons per tile (more tiles or chips), or lower timesteps/batch.")
     idle = int(np.count_nonzero(used == 0))
-    if idle and category[top] == "lists":
-        hint += f" ({idle} tiles are idle, but more tiles would not help here.)"
-    elif idle:
-        hint += (f" ({idle} tiles are idle: the mapper already spreads the layers at the fewest even neurons per "
-                 f"tile that place them all; --neurons-per-tile 1 halves that where it places.)")
+    if idle:  # what the remedies are, each checked, is the placement search's to say (it tried them)
+        hint += f" ({idle} tiles are idle.)"
     raise OutOfTileMemory(tile, int(used[tile]), limit, breakdown,
                           f"{over.size} tile(s) over the limit; largest here: {top}. {hint}")

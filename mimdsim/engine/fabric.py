@@ -24,6 +24,7 @@ part and ``host``, only the time the host link adds beyond the on-chip and link 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,11 +48,17 @@ def exchange_cost(transfers, system) -> ExchangeCost:
     recv = np.zeros(n)
     link_bytes = np.zeros(system.chips)
     host_bytes, host_streams, moved = 0.0, 0, False
+    # integer bytes over power-of-two rates (the presets) add exactly in any order
+    exact_sums = all(math.frexp(r)[0] == 0.5 for r in (chip.exchange_broadcast_bytes_per_cycle,
+                                                        chip.exchange_recv_bytes_per_cycle))
     for tr in transfers:
         # a tile "sending" to itself is a local copy, not fabric traffic
         keep = tr.src != tr.dst
-        src, dst, group = tr.src[keep], tr.dst[keep], tr.group[keep].astype(np.int64)
-        nbytes = tr.nbytes[keep].astype(np.float64)
+        if keep.all():  # no local copies (most transfers): no filtered copies either
+            src, dst, group, nbytes = tr.src, tr.dst, tr.group, tr.nbytes
+        else:
+            src, dst, group, nbytes = tr.src[keep], tr.dst[keep], tr.group[keep], tr.nbytes[keep]
+        group, nbytes = group.astype(np.int64, copy=False), nbytes.astype(np.float64, copy=False)
         if src.size == 0:
             continue
         moved = True
@@ -61,17 +68,31 @@ def exchange_cost(transfers, system) -> ExchangeCost:
             host_bytes += float(nbytes[host][idx].sum())
             host_streams += 1
         # a multicast leaves its sender once: one send per (group, src)
-        _, first = np.unique(group * (n + 1) + (src + 1), return_index=True)  # (group, src) pairs in order
-        on = first[src[first] >= 0]
-        np.add.at(send, src[on], nbytes[on])
-        # supertile pairing: the partner receives the same group too
-        partner_tile = dst ^ 1
-        keys = np.sort(group * n + dst)  # np.isin(group * n + partner_tile, group * n + dst), by one sort
-        want = group * n + partner_tile
-        at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
-        paired = (keys[at] == want) & (partner_tile < n)
-        np.add.at(recv, dst, np.where(paired, nbytes / chip.exchange_broadcast_bytes_per_cycle,
-                                      nbytes / chip.exchange_recv_bytes_per_cycle))
+        unicast = group.size < 2 or bool(np.all(group[1:] > group[:-1]))  # one message per group, in order
+        pair = group * (n + 1) + (src + 1)
+        if unicast or bool(np.all(pair[1:] > pair[:-1])):  # every pair once, in order (most transfers)
+            on = np.flatnonzero(src >= 0)
+        else:
+            _, first = np.unique(pair, return_index=True)  # (group, src) pairs in order
+            on = first[src[first] >= 0]
+        send += np.bincount(src[on], nbytes[on], minlength=n)  # integer bytes: exact in any order
+        # supertile pairing: the partner receives the same group too (never where each group is one message)
+        if unicast:
+            paired = np.zeros(dst.size, dtype=bool)
+        else:
+            partner_tile = dst ^ 1
+            keys = group * n + dst  # np.isin(group * n + partner_tile, group * n + dst), by one sort
+            if not bool(np.all(keys[1:] >= keys[:-1])):
+                keys = np.sort(keys)
+            want = group * n + partner_tile
+            at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+            paired = (keys[at] == want) & (partner_tile < n)
+        per = np.where(paired, nbytes / chip.exchange_broadcast_bytes_per_cycle,
+                       nbytes / chip.exchange_recv_bytes_per_cycle)
+        if exact_sums:  # dyadic values: any order of adding them is exact, so one bincount adds as add.at
+            recv += np.bincount(dst, per, minlength=n)
+        else:
+            np.add.at(recv, dst, per)
         # cross-chip: a group crosses once per destination chip, out of the source chip and into dst chip
         src_chip = np.where(src >= 0, src // chip.tiles, -1)
         dst_chip = dst // chip.tiles
@@ -115,14 +136,18 @@ _PHASES: dict = {}  # exchange phases by content: programs of one batch size sha
 def exchange_phase(transfers, system) -> tuple[float, float]:
     """``(exchange, host)`` cycles of one exchange phase (streams to the host mirrored); computed
     once per distinct phase content and system."""
-    key = (system, tuple((t.src.tobytes(), t.dst.tobytes(), t.nbytes.tobytes(), t.group.tobytes(),
-                          t.src.dtype.str, t.dst.dtype.str, t.nbytes.dtype.str, t.group.dtype.str)
-                         for t in transfers))
+    return _phase(transfers, system)[0]
+
+
+def _phase(transfers, system):
+    """``((exchange, host), traffic)`` of a phase, once per distinct content and system."""
+    key = (system, tuple(t.content() for t in transfers))
     hit = _PHASES.get(key)
     if hit is None:
         if len(_PHASES) > 4096:
             _PHASES.clear()
-        hit = _PHASES[key] = _exchange_phase(transfers, system)
+        hit = _PHASES[key] = (_exchange_phase(transfers, system), _traffic(transfers, system))
+        hit[1].flags.writeable = False
     return hit
 
 
@@ -143,6 +168,11 @@ def _exchange_phase(transfers, system) -> tuple[float, float]:
 
 
 def traffic(transfers, system) -> np.ndarray:
+    """Bytes one exchange phase moves (see :func:`_traffic`; once per distinct content and system)."""
+    return _phase(transfers, system)[1]
+
+
+def _traffic(transfers, system) -> np.ndarray:
     """Bytes one exchange phase moves, for the energy model: ``[on-chip, chip-to-chip link, host]``.
 
     On-chip bytes count every delivered copy (a multicast drives each receiver); a message
@@ -153,8 +183,11 @@ def traffic(transfers, system) -> np.ndarray:
     tiles = system.chip.tiles
     for tr in transfers:
         keep = tr.src != tr.dst
-        src, dst, group = tr.src[keep], tr.dst[keep], tr.group[keep].astype(np.int64)
-        nbytes = tr.nbytes[keep].astype(np.float64)
+        if keep.all():  # no local copies (most transfers): no filtered copies either
+            src, dst, group, nbytes = tr.src, tr.dst, tr.group, tr.nbytes
+        else:
+            src, dst, group, nbytes = tr.src[keep], tr.dst[keep], tr.group[keep], tr.nbytes[keep]
+        group, nbytes = group.astype(np.int64, copy=False), nbytes.astype(np.float64, copy=False)
         host = (src < 0) | (dst < 0)
         out[0] += float(nbytes[~host].sum())
         if host.any():

@@ -55,11 +55,12 @@ class WorkSource(Protocol):
 class _Costs:
     """Charges superstep executions into the report's tallies."""
 
-    def __init__(self, program: Program, source, timeline, record: list | None = None):
+    def __init__(self, program: Program, source, timeline, record: list | None = None, loop_cycles=None):
         self.program, self.source, self.timeline = program, source, timeline
         # supersteps whose codelets read a named assumption: (step, works, iterations), for bands
         self.record, self.touched = record, (assumptions.touched_codelets() if record is not None else frozenset())
         self.times = 1  # executions one compute() call is charged for (an analytical loop: its count)
+        self.loop_cycles = loop_cycles
         system = program.system
         self.system = system
         self.tile = Tile.of(system.chip, program.meta.precision)
@@ -122,9 +123,13 @@ class _Costs:
         layout = self.layouts.get(id(step))
         if layout is None:
             tiles = [np.asarray(t, dtype=np.int64) for t, _ in parts]
-            union = np.unique(np.concatenate(tiles)) if tiles else np.zeros(0, dtype=np.int64)
+            if len(tiles) == 1 and _increasing(tiles[0]):  # one vertex set on distinct tiles in order
+                union = tiles[0]
+            else:
+                union = np.unique(np.concatenate(tiles)) if tiles else np.zeros(0, dtype=np.int64)
             pos = [np.searchsorted(union, t) for t in tiles]
-            layout = self.layouts[id(step)] = (union, pos, [np.unique(p).size == p.size for p in pos])
+            layout = self.layouts[id(step)] = (union, pos, [_increasing(p) or np.unique(p).size == p.size
+                                                            for p in pos])
         union, pos, unique = layout
         # a loop's superstep of static codelets costs the same in every iteration: one row
         local = np.zeros(union.shape if iterations is None or not dynamic else (iterations, union.size))
@@ -238,7 +243,7 @@ class _Costs:
                 for s, cyc in zip(loop.body, per_step):
                     self.charge(s, t, None if cyc is None else (cyc[0], cyc[1] if cyc[1].ndim == 1 else cyc[1][i]))
         else:
-            self.charge_loop(loop.body, per_step, len(ts))
+            self.charge_loop(loop.body, per_step, len(ts), ts)
         self.carry = None
         return len(ts)
 
@@ -264,7 +269,7 @@ class _Costs:
             out[j] = carry.max(axis=1) - before
         return out
 
-    def charge_loop(self, body, per_step, iterations: int) -> None:
+    def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
         """Charge every iteration of a loop body at once. Totals are accumulated in execution
         order (a cumulative sum over the interleaved sequence adds exactly as one-by-one charges)."""
         n = len(body)
@@ -286,6 +291,8 @@ class _Costs:
             vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
             # cycle counts are integers: any order of adding them is exact
             self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
+        if self.loop_cycles is not None:  # every iteration's cycles, all kinds and supersteps: (t, cycles)
+            self.loop_cycles.append((np.asarray(ts), vals.sum(axis=(0, 2))))
         phases = [s.phase for s in body]
         for phase in dict.fromkeys(phases):
             cols = np.array([p == phase for p in phases])
@@ -312,6 +319,11 @@ class _Costs:
                 rec[k] = float(np.cumsum(np.concatenate([[rec[k]], vals[i, :, j]]))[-1])
 
 
+def _increasing(a: np.ndarray) -> bool:
+    """Whether ``a`` is strictly increasing (so its values are distinct): one pass, no sort."""
+    return a.size < 2 or bool(np.all(a[1:] > a[:-1]))
+
+
 def _stack(works: list[dict]) -> dict:
     """One work dict per iteration -> one dict of arrays with a leading iteration axis."""
     out = {}
@@ -327,7 +339,7 @@ def _stack(works: list[dict]) -> dict:
 
 
 def run_program(program: Program, source: WorkSource | None = None, *, timeline: list | None = None,
-                progress=None, record: list | None = None) -> Report:
+                progress=None, record: list | None = None, loop_cycles: list | None = None) -> Report:
     """Run ``program`` against ``source`` (None: an analytical program of static codelets).
 
     ``timeline``: if a list is given, one record per superstep execution is appended
@@ -336,8 +348,12 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
     total)`` is called after every loop iteration's numerics (once per loop for an analytical
     program). ``record``: if a list is given, the supersteps whose codelets read a named assumption
     are appended with their works (what :mod:`mimdsim.engine.band` re-costs).
+    ``loop_cycles``: if a list is given (and no timeline), one record per loop run of a
+    program with a work source is appended: ``(t, cycles)``, the iterations' t in execution order
+    and each iteration's cycles (every kind, every superstep of the body) — what an estimate
+    from a few iterations extrapolates (:func:`mimdsim.workloads.snn.placement.score`).
     """
-    costs = _Costs(program, source, timeline, record)
+    costs = _Costs(program, source, timeline, record, loop_cycles)
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
     done = 0
     for step in program.schedule:

@@ -173,6 +173,7 @@ class Report(JsonOutput):
                          + (f"; {pl['schedule']} schedule" if pl.get("schedule") else "")
                          + (f", {pl['weight_grad_copies']} weight-gradient cop{'y' if pl['weight_grad_copies'] == 1 else 'ies'}"
                             f" per tile" if pl.get("weight_grad_copies") else ""))  # the published op's choice
+        lines += search_lines(pl)
         lines += matmul_plan_lines(pl)
         if self.layers:
             lines += ["", f"  {'layer':<7}{'neurons':>9}{'tiles':>7}{'K':>6}{'activity':>10}{'listed':>9}"
@@ -277,6 +278,19 @@ def tornado_lines(u: dict) -> list[str]:
         out.append(f"  {d['name']:<38}{d['value']:>10g}{rng:>20}   {d['at_low'] * 1e3:,.4g} / {d['at_high'] * 1e3:,.4g}")
     lo, hi = u["seconds_per_step"]
     out.append(f"  {'all at once (corners)':<68}   {lo * 1e3:,.4g} / {hi * 1e3:,.4g}")
+    return out
+
+
+def search_lines(placement: dict) -> list[str]:
+    """The placement search's chosen candidate and the next two (``placement["search"]``)."""
+    found = placement.get("search")
+    if not found:
+        return []
+    out = ["  placement candidates (scored rate-driven at half each list's capacity, loops from their first steps):"]
+    for c in found:
+        t = f"{c['seconds_per_step'] * 1e3:.3f} ms" if c["seconds_per_step"] is not None else "-"
+        out.append(f"    {c['neurons_per_tile']:>3} neurons per tile on {c['chips']} chip(s), {c['tiles']:>6} tiles  "
+                   f"{t:>10}  {c['result']}")
     return out
 
 

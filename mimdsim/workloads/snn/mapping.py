@@ -96,7 +96,8 @@ def map_network(layer_sizes, *, chips: int, tiles_per_chip: int, neurons_per_til
                 reserve_tile0: bool = True) -> Layout:
     """Place neuron layers (sizes n_1..n_L) on ``chips`` chips of ``tiles_per_chip`` tiles.
 
-    ``neurons_per_tile=None`` picks the smallest even count (>= 2) that fits.
+    ``neurons_per_tile=None`` picks the smallest even count (>= 2) that places (the study's mapper
+    rule, docs/as-built/graphcore_snn.md §5); :mod:`.placement` searches every count instead.
     """
     sizes = [int(n) for n in layer_sizes]
     if neurons_per_tile is None:
@@ -128,10 +129,14 @@ def trim_idle_chips(system, layout: Layout):
     return dataclasses.replace(system, chips=used), dataclasses.replace(layout, chips=used)
 
 
-def idle_chips_note(asked: int, used: int, tiles_used: int, tiles_per_chip: int) -> str:
+def idle_chips_note(asked: int, used: int, tiles_used: int, tiles_per_chip: int, searched: bool = False) -> str:
     """One line for the report when fewer chips were used than asked for (empty if none)."""
     if used >= asked:
         return ""
+    if searched:
+        return (f"{asked} chips asked for, {used} used: the placement search found {used} chip(s) (whole layers "
+                f"per chip) the fastest placement that fits (placement candidates above), so chips {used}-{asked - 1} stay idle and are "
+                f"not simulated; --chips-used N pins the chips used")
     return (f"{asked} chips asked for, {used} used: the layers fill {tiles_used} of {used * tiles_per_chip} tiles "
             f"on {used} chip(s) and a layer moves to the next chip only when the current one is full (whole "
             f"layers per chip), so chips {used}-{asked - 1} stay idle and are not simulated; to spread the layers, "

@@ -24,8 +24,7 @@ from ...program import Program
 from ...report import Report
 from ...snn import Network
 from ...validate import check_choice, check_fractions, check_int, check_seed
-from ...compiler.memory import check_fits
-from .programs.compile import compile_program
+from .placement import search
 from .step import PRECISIONS, check_step
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
 from .sources import ExecutionSource, RateSource, SpikeStats
@@ -98,19 +97,17 @@ def _labels(net: Network, x, labels):
 
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
-              precision="fp32", training=True, schedule=None, static_input=False):
-    """Compile and check once per shape: programs are static and runs never modify them."""
-    program = compile_program(sizes, capacities, system, timesteps=T, batch_size=B,
-                              neurons_per_tile=neurons_per_tile, reserve_tile0=reserve_tile0,
-                              optimizer=optimizer, structure=structure, precision=precision, training=training,
-                              schedule=schedule, static_input=static_input)
-    check_fits(program)
-    return program
+              precision="fp32", training=True, schedule=None, static_input=False, chips_used=None):
+    """Search the placement, compile and check once per shape: programs are static and runs never
+    modify them (:mod:`.placement`: the fastest placement that fits, unless pinned)."""
+    return search(sizes, capacities, system, timesteps=T, batch_size=B, neurons_per_tile=neurons_per_tile,
+                  chips_used=chips_used, reserve_tile0=reserve_tile0, optimizer=optimizer, structure=structure,
+                  precision=precision, training=training, schedule=schedule, static_input=static_input)
 
 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
-             neurons_per_tile=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
+             neurons_per_tile=None, chips_used=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
              progress=None, precision=None, training=True, schedule=None, static_input=False, assume=None,
              band=True) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
@@ -135,6 +132,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``assume``: ``{name: value}`` pins named assumptions (``mimdsim.assumptions``; ``--assume``);
     ``band=False`` skips ``report.uncertainty`` (the time when every other assumption moves over its
     range, re-costed from the recorded works: no numerics run again).
+    ``neurons_per_tile=None`` and ``chips_used=None`` search the placement (:mod:`.placement`: the
+    fastest that fits, scored rate-driven at half each list's capacity); a number pins either.
+    ``report.placement["search"]`` lists the chosen placement and the next two candidates.
     """
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
@@ -171,6 +171,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     check_seed("seed", seed)
     if neurons_per_tile is not None:
         check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
+    if chips_used is not None:
+        check_int("chips_used", chips_used, low=1, fix="the chips the layers use, at most --chips")
     if precision is None:
         precision = "fp32"
     check_choice("precision", precision, tuple(PRECISIONS))
@@ -187,8 +189,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "this network drops a random subset (overflow='random'): use schedule='fused' or "
                               "overflow='lowest-index'")
         schedule = schedule or "fused"
-    program = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                        opt_kind, st, precision, training, schedule, bool(static_input))
+    choice = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
+                       opt_kind, st, precision, training, schedule, bool(static_input), chips_used)
+    program = choice.program
     L = net.num_layers
     if execution:
         source_class = ExecutionSource
@@ -207,8 +210,11 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         if band:
             report.uncertainty = chip_band(program, report, recorded, assume)
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
+    if choice.searched:
+        report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
     report.energy = chip_energy(report, program.system)
-    idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles)
+    idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles,
+                           searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
         report.notes.append(idle)
     if not execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
