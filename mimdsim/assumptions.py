@@ -31,7 +31,8 @@ class Assumption:
     low: float  # plausible range (reasoning below)
     high: float
     unit: str
-    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>" or "codelet.<constant>"
+    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>" or
+    # "host.<name>" (a framework's host work per call, charged by a Launch whose host_call names it)
     presets: tuple  # the chip or GPU presets whose value this is
     reasoning: str  # why the value, and where the range comes from
     domain: tuple = (0.0, float("inf"))  # what --assume accepts (a sane value, not a plausible one)
@@ -95,6 +96,17 @@ _add("mk1_global_sync_cycles", 600, 400, 800, "cycles", "chip.global_sync_cycles
 _add("mk1_exchange_broadcast_bytes_per_cycle", 8, 4, 8, "B/cycle", "chip.exchange_broadcast_bytes_per_cycle",
      ("ipu-mk1",), "MK1: supertiles exist (IPUM, POPLIBS), 8 B/cycle assumed as on MK2; low: no pair benefit "
      "(the 4 B/cycle receive rate)", domain=(4, 64))
+# ---- host software (kind "host": a framework's host work per call, Launch.host_call) ---------------
+_add("poptorch_call_s", 60e-6, 10e-6, 250e-6, "s", "host.poptorch_call_s", CHIPS,
+     "no published per-call figure for PopTorch (none found in its user guide, Graphcore's tutorials or "
+     "forums); PopTorch's host work around Engine::run (SDK 2.5: PoplarExecutor.__call__, "
+     "PoplarExecutable::run, popart Session::run) counted from its parts: low, what benchmarks/"
+     "poptorch_host.py times on this machine for Sun's seed call (labels int64 -> int32 and two "
+     "at::empty, 4 us; the stream copies of 328,704 B in cache, 4.5 us) plus ~2 us of Python; value, "
+     "those ATen ops, the copies cold at 10 GB/s (33 us) and the Python call and pybind11 conversion as two "
+     "eager-op equivalents (2 x 9 us, benchmarks/eager_host.py); high, the value plus another "
+     "run_launch_s-sized (192 us) unknown for PopART's per-run stream and anchor bookkeeping",
+     domain=(0, 1.0))
 # ---- codelets (module constants the estimators read through value()) -----------------------------
 _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per listed id",
      "codelet.surrogate_arithmetic_instructions", CHIPS,

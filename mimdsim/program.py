@@ -92,10 +92,13 @@ class Superstep:
 
 @dataclass(frozen=True)
 class Launch:
-    """The host starts the program: the chip's ``run_launch_cycles`` once, on the host, no sync."""
+    """The host starts the program: the chip's ``run_launch_cycles`` once, on the host, no sync.
+    With ``host_call`` (the name of a named assumption in seconds, :mod:`mimdsim.assumptions`): the
+    framework's own host work per call instead (e.g. PopTorch's dispatch around the engine run)."""
 
     name: str = "launch"
     phase: str = "io"
+    host_call: str = ""
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,30 @@ def test_static_input_streams_one_image_per_sample():
                          schedule="poptorch")
 
 
+def test_poptorch_call_is_charged_once_per_step_and_moves_the_band():
+    """PopTorch's host work per call (the named assumption poptorch_call_s, docs/cost-model.md §7.4):
+    60 us on the host once per step, beside the engine run's launch (192 us); pinned to its range ends
+    the step moves by exactly (250 - 10) us, and the band's re-cost of the driver equals those full
+    re-runs. A program without PopTorch calls has no such driver."""
+    net = mimdsim.Network.build([20, 16, 4], MODELS["leaky"], bias=True)
+    kw = dict(timesteps=3, batch_size=2, activity=0.1, schedule="poptorch", static_input=True)
+    base = mimdsim.simulate(net, "ipu-mk2", **kw).report
+    clock = MK2.clock_hz
+    call, launch = base.steps["poptorch.call"], base.steps["launch"]
+    assert call["count"] == 1 and call["host"] == pytest.approx(60e-6 * clock, rel=1e-12)
+    assert launch["host"] == pytest.approx(192e-6 * clock, rel=1e-12)
+    lo = mimdsim.simulate(net, "ipu-mk2", assume={"poptorch_call_s": 10e-6}, band=False, **kw).report
+    hi = mimdsim.simulate(net, "ipu-mk2", assume={"poptorch_call_s": 250e-6}, band=False, **kw).report
+    assert hi.seconds_per_step - lo.seconds_per_step == pytest.approx(240e-6, rel=1e-9)
+    assert base.seconds_per_step - lo.seconds_per_step == pytest.approx(50e-6, rel=1e-9)
+    d = next(d for d in base.uncertainty["drivers"] if d["name"] == "poptorch_call_s")
+    assert d["range"] == [10e-6, 250e-6]
+    assert [d["at_low"], d["at_high"]] == pytest.approx([lo.seconds_per_step, hi.seconds_per_step], rel=1e-12)
+    published = mimdsim.simulate(mimdsim.Network.feedforward([20, 16, 4], max_activity=0.5), "ipu-mk2",
+                                 timesteps=3, batch_size=2, activity=0.1).report
+    assert "poptorch_call_s" not in {d["name"] for d in published.uncertainty["drivers"]}
+
+
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
     from mimdsim.kernels.poplin import amp_matmul
     from mimdsim.kernels.popops_map import neuron_map_cycles

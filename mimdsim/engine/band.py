@@ -10,7 +10,8 @@ total is the run's total plus two exact deltas:
   launch is ``(value - used) x events``, with no re-cost at all); ``local_sync_cycles`` moved above 0
   also adds back the compute the run's barrier-free local supersteps overlapped (the engine records it);
 * codelet constants: the recorded supersteps' compute is re-costed from the recorded works
-  (max over tiles per iteration, as the engine charges it).
+  (max over tiles per iteration, as the engine charges it);
+* a framework's host work per call (kind "host", ``Launch.host_call``): ``(value - used) x calls``.
 
 Compute, exchange, sync and host of a superstep add, so the two deltas add exactly. No numerics
 run again.
@@ -56,7 +57,12 @@ class Recoster:
         self.phases = sum(n * _phases(s) for s, n in self.events if not isinstance(s, Launch))
         self.syncs = {k: sum(n for s, n in self.events if not isinstance(s, Launch) and s.sync == k)
                       for k in ("chip", "global", "local")}
-        self.launches = sum(n for s, n in self.events if isinstance(s, Launch))
+        self.launches = sum(n for s, n in self.events if isinstance(s, Launch) and not s.host_call)
+        self.calls: dict = {}  # a framework's host work per call (Launch.host_call): assumption -> count
+        for s, n in self.events:
+            if isinstance(s, Launch) and s.host_call:
+                self.calls[s.host_call] = self.calls.get(s.host_call, 0) + n
+        self.call_used = {name: A.value(name) for name in self.calls}  # the values the run charged
         self._base: dict = {}  # a superstep's exchange and host cycles on the run's system
         self._compute0 = self._compute() if recorded else 0.0
 
@@ -116,6 +122,9 @@ class Recoster:
                 rest[f] = v
         if rest:  # fields inside the fabric's max(): re-cost the supersteps they reach
             delta += self._fabric_delta(rest)
+        for n, v in values.items():  # host work per call: (value - used) x calls, no re-cost
+            if A.REGISTRY[n].kind == "host" and n in self.calls:
+                delta += (v - self.call_used[n]) * chip.clock_hz * self.calls[n]
         codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet"}
         if codelets and self.recorded:
             with A.pinned(codelets):
@@ -160,9 +169,11 @@ def chip_band(program, report, recorded: list, fixed: dict) -> dict:
     """The band of a MIMD run (``report``) whose touched supersteps were ``recorded``."""
     rc = Recoster(program, report.total_cycles, recorded, report.activity.get("local_overlap_cycles", 0.0))
     clock = program.system.chip.clock_hz
-    out = band(lambda v: rc.total_cycles(v) / clock, drivers_of("chip", program.system.chip, fixed),
+    # a framework's host work per call drives the band only where the program makes such calls
+    calls = [a for a in A.REGISTRY.values() if a.kind == "host" and a.name in rc.calls and a.name not in fixed]
+    out = band(lambda v: rc.total_cycles(v) / clock, drivers_of("chip", program.system.chip, fixed) + calls,
                report.batch_size, report.seconds_per_step)
-    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind in ("chip", "codelet")}
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind in ("chip", "codelet", "host")}
     if pinned:
         out["pinned"] = pinned
     return out

@@ -10,6 +10,7 @@ supersteps after the last barrier costs max over tiles(their summed compute), an
 what it adds to that maximum (layers' local programs on disjoint tiles overlap). A run is cut at a
 loop's iteration boundary and at a launch, where the model charges the slowest tile.
     launch           = the chip's run_launch_cycles    (host, once where the program says)
+                       or a framework's host work per call (``Launch.host_call``, a named assumption)
 
 Exchanges are static (compiled at fixed sizes), so their cost is computed once per
 superstep; so is the compute of static codelets. The rest depends on the source's work
@@ -38,6 +39,14 @@ from ..report import KINDS, Report, empty_cycles
 from .cost import codelet, vertex_cycles
 from .fabric import exchange_phase, sync_cost, traffic
 
+
+
+def launch_cycles(step: Launch, chip) -> float:
+    """A launch's host cycles: the engine run (the chip's ``run_launch_cycles``), or a framework's
+    host work per call (``host_call``: a named assumption in seconds)."""
+    if step.host_call:
+        return assumptions.value(step.host_call) * chip.clock_hz
+    return chip.run_launch_cycles
 
 class WorkSource(Protocol):
     """Where the data-dependent work counts of a run come from (execution- or rate-driven)."""
@@ -159,7 +168,7 @@ class _Costs:
         kinds = dict.fromkeys(KINDS, 0.0)
         tile_cycles = None
         if isinstance(step, Launch):
-            kinds["host"] = self.system.chip.run_launch_cycles
+            kinds["host"] = launch_cycles(step, self.system.chip)
             self.carry = None
         else:
             tiles, local = computed
@@ -278,7 +287,7 @@ class _Costs:
         overlapped = self.local_runs(body, per_step, iterations)
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
-                vals[kind["host"], :, j] = self.system.chip.run_launch_cycles
+                vals[kind["host"], :, j] = launch_cycles(s, self.system.chip)
                 continue
             tiles, local = cyc
             vals[kind["exchange"], :, j], vals[kind["host"], :, j] = self.exchange_of(s)

@@ -205,7 +205,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     recorded = [] if band else None
-    with A.pinned({k: v for k, v in assume.items() if A.REGISTRY[k].kind == "codelet"}):
+    with A.pinned({k: v for k, v in assume.items() if A.REGISTRY[k].kind in ("codelet", "host")}):
         report = run_program(program, source, timeline=timeline, progress=progress, record=recorded)
         if band:
             report.uncertainty = chip_band(program, report, recorded, assume)

@@ -334,6 +334,9 @@ def lower(low: LayerContext, static_input: bool = False):
     # as in the published op, a program with nothing to exchange runs without a barrier (docs/cost-model.md §1.4)
     local = lambda s: dataclasses.replace(s, body=tuple(map(barrier_free, s.body))) if isinstance(s, Loop) \
         else barrier_free(s) if isinstance(s, Superstep) else s  # noqa: E731
-    schedule = [*map(local, [Launch(), inputs, forward, loss, loss_back, backward,
+    # the call: Poplar's engine run (the chip's run_launch_s) and PopTorch's own host work around it
+    # (poptorch_call_s: Python dispatch, the ATen ops and stream copies of PoplarExecutable::run, PopART's run)
+    call = Launch("poptorch.call", host_call="poptorch_call_s")
+    schedule = [*map(local, [Launch(), call, inputs, forward, loss, loss_back, backward,
                              Superstep("update.optimizer", "update", opt, moves, low.sync), outputs])]
     return tensors, schedule, loss_tile, tuple(plans)
