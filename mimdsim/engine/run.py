@@ -259,7 +259,7 @@ class _Costs:
     def local_runs(self, body, per_step, iterations: int) -> dict:
         """``{j: compute per iteration}`` of the body's barrier-free local supersteps: what each adds
         to the slowest tile's compute since the last barrier (the charge() rule, every iteration at once)."""
-        out, carry = {}, None
+        out, carry, top = {}, None, None
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
                 carry = None
@@ -272,10 +272,15 @@ class _Costs:
                 dense = np.zeros((iterations, self.n_tiles))
                 if carry is not None:
                     dense[:, carry[0]] = carry[1]
-                carry = dense
-            before = carry.max(axis=1)
+                carry, top = dense, dense.max(axis=1)
+            if not len(tiles):
+                out[j] = np.zeros(iterations)
+                continue
+            # compute only adds (cycles >= 0): the slowest tile is the old slowest or one just added to,
+            # so the new maximum needs the touched tiles only (the same integers, exactly)
             carry[:, tiles] += local
-            out[j] = carry.max(axis=1) - before
+            new = np.maximum(top, carry[:, tiles].max(axis=1))
+            out[j], top = new - top, new
         return out
 
     def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
