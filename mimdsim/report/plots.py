@@ -92,8 +92,6 @@ def phase_bars(folder, stem, reports, title) -> list[str]:
     """Stacked milliseconds by kind for each phase; one group of bars per report (the MIMD chip,
     each GPU strategy, the systolic array). A log scale when the bars span more than 30x, so a
     fast column stays visible beside a slow one."""
-    import textwrap
-
     plt = pyplot()
     phases = ["io", "forward", "backward", "update"]
     fig, ax = plt.subplots(figsize=(3.2 + 1.6 * len(reports), 4.4), layout="constrained")
@@ -123,27 +121,33 @@ def phase_bars(folder, stem, reports, title) -> list[str]:
     else:
         ax.set_ylim(0, (max(tops) if tops else 1) * 1.5)
         ax.set_ylabel("ms per training step")
-    labels = [f"{r.architecture}\n{r.placement.get('strategy') or r.mode}" if r.platform == "gpu"
-              else f"{'MIMD ' if r.platform == 'mimd' else ''}{r.architecture}\n{r.platform if r.platform != 'mimd' else r.mode}"
-              for r in reports]
-    ax.set_xticks(range(len(reports)), labels, fontsize=8)
-    ax.set_title(textwrap.fill(title, 60), fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="kind", title_fontsize=8)
-    paths = save_figure(fig, folder, stem)
-    plt.close(fig)
-    return paths
+    return _columns_figure(plt, fig, ax, reports, title, "kind", folder, stem)
 
 
 ENERGY_COLOURS = {"static": "#8c8c8c", "compute": "#4c72b0", "memory": "#937860", "exchange": "#dd8452",
                   "host": "#c44e52"}
 
 
+def _columns_figure(plt, fig, ax, reports, title, legend, folder, stem) -> list[str]:
+    """Finish a figure with one group of bars per report: a column label per report (the chip, each
+    GPU strategy, the systolic array), the title, the legend beside the frame; save and close it."""
+    import textwrap
+
+    labels = [f"{r.architecture}\n{r.placement.get('strategy') or r.mode}" if r.platform == "gpu"
+              else f"{'MIMD ' if r.platform == 'mimd' else ''}{r.architecture}\n{r.platform if r.platform != 'mimd' else r.mode}"
+              for r in reports]
+    ax.set_xticks(range(len(reports)), labels, fontsize=8)
+    ax.set_title(textwrap.fill(title, 60), fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title=legend, title_fontsize=8)
+    paths = save_figure(fig, folder, stem)
+    plt.close(fig)
+    return paths
+
+
 def energy_bars(folder, stem, reports, title) -> list[str]:
     """Joules per training step by component (static, compute, memory, exchange, host), one stacked
     bar per report that has an energy section, with the band of the energy constants as an error
     bar and the average watts above; a log scale when the bars span more than 30x."""
-    import textwrap
-
     reports = [r for r in reports if r.energy]
     if not reports:
         return []
@@ -170,15 +174,7 @@ def energy_bars(folder, stem, reports, title) -> list[str]:
     else:
         ax.set_ylim(0, max(tops) * 1.2)
         ax.set_ylabel("joules per training step")
-    labels = [f"{r.architecture}\n{r.placement.get('strategy') or r.mode}" if r.platform == "gpu"
-              else f"{'MIMD ' if r.platform == 'mimd' else ''}{r.architecture}\n{r.platform if r.platform != 'mimd' else r.mode}"
-              for r in reports]
-    ax.set_xticks(range(len(reports)), labels, fontsize=8)
-    ax.set_title(textwrap.fill(title, 60), fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="component", title_fontsize=8)
-    paths = save_figure(fig, folder, stem)
-    plt.close(fig)
-    return paths
+    return _columns_figure(plt, fig, ax, reports, title, "component", folder, stem)
 
 
 def plot_run(folder, run, gpu_reports=()) -> list[str]:
