@@ -264,7 +264,7 @@ def _nir_network(v):
     """The network of ``--model FILE.nir`` with every model flag applied, or refused when the
     graph fixes what the flag would set."""
     from .snn.nir_io import from_nir
-    from .validate import check_int, check_number
+    from .validate import check_number
 
     given = lambda key: v.get(key) is not None  # noqa: E731
     for key, flag, why in (("model.layers", "--layers", "the graph gives the layer sizes"),

@@ -166,7 +166,6 @@ def test_cli_rejects_bad_flags(capsys):
 # Issue 18: a newcomer's bad inputs over every command, each a one-line error naming the value,
 # the limit and the fix (or a correct result), never a traceback, a silent clamp or a crash.
 # ---------------------------------------------------------------------------------------------
-import re  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 

@@ -24,7 +24,6 @@ The op runs float32 sparse LIF layers with the one-step delay only.
 """
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
