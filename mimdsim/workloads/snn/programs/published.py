@@ -24,7 +24,6 @@ The op runs float32 sparse LIF layers with the one-step delay only.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ....compiler.transfers import host_stream, point_to_point
