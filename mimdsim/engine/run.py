@@ -259,6 +259,9 @@ class _Costs:
     def local_runs(self, body, per_step, iterations: int) -> dict:
         """``{j: compute per iteration}`` of the body's barrier-free local supersteps: what each adds
         to the slowest tile's compute since the last barrier (the charge() rule, every iteration at once)."""
+        # the carry is kept per tile while every superstep of the run costs the same in each iteration
+        # (static codelets: one row), and made per tile and iteration ([tiles, iterations], rows
+        # gathered whole) only from the first that does not; the same additions, the same integers
         out, carry, top = {}, None, None
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
@@ -269,18 +272,28 @@ class _Costs:
                 carry = (tiles, local)  # a barrier: made dense only if a local superstep follows
                 continue
             if not isinstance(carry, np.ndarray):
-                dense = np.zeros((iterations, self.n_tiles))
-                if carry is not None:
-                    dense[:, carry[0]] = carry[1]
-                carry, top = dense, dense.max(axis=1)
+                barrier = carry
+                carry = np.zeros(self.n_tiles if barrier is None or barrier[1].ndim == 1
+                                 else (self.n_tiles, iterations))
+                if barrier is not None:
+                    carry[barrier[0]] = barrier[1] if barrier[1].ndim == 1 else barrier[1].T
+                top = carry.max(axis=0)
             if not len(tiles):
                 out[j] = np.zeros(iterations)
                 continue
+            if local.ndim == 2 and carry.ndim == 1:  # the first superstep whose cost moves per iteration
+                carry = np.repeat(carry[:, None], iterations, axis=1)
+                top = np.full(iterations, top)
             # compute only adds (cycles >= 0): the slowest tile is the old slowest or one just added to,
             # so the new maximum needs the touched tiles only (the same integers, exactly)
-            carry[:, tiles] += local
-            new = np.maximum(top, carry[:, tiles].max(axis=1))
-            out[j], top = new - top, new
+            if carry.ndim == 1:
+                carry[tiles] += local
+                new = max(top, carry[tiles].max())
+                out[j], top = np.full(iterations, new - top), new
+            else:
+                carry[tiles] += local.T if local.ndim == 2 else local[:, None]
+                new = np.maximum(top, carry[tiles].max(axis=0))
+                out[j], top = new - top, new
         return out
 
     def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
