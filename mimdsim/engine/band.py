@@ -55,6 +55,7 @@ class Recoster:
         if hit is None or hit[0] is not program.schedule:
             hit = memo[id(program.schedule)] = (program.schedule, self._events(program), {}, {})
         _, (self.events, self.phases, self.syncs, self.launches, self.calls), self._base, self._deltas = hit
+        self._static, self._layouts = memo.setdefault("static", {}), memo.setdefault("layouts", {})
         self.call_used = {name: A.value(name) for name in self.calls}  # the values the run charged
         self._compute0 = self._compute() if recorded else 0.0
 
@@ -81,7 +82,10 @@ class Recoster:
         from .run import _Costs  # the engine's own compute rule, on fresh caches
 
         costs = _Costs.__new__(_Costs)
-        costs.tile, costs.static, costs.layouts, costs.touched = self._tile(), {}, {}, frozenset()
+        # static codelets' cycles under the values pinned now, and the supersteps' tile layouts (geometry
+        # only), kept with the program for its other runs; the dynamic ones are costed afresh
+        static = self._static.setdefault(A.pinned_key(), {})
+        costs.tile, costs.static, costs.layouts, costs.touched = self._tile(), static, self._layouts, frozenset()
         total = 0.0
         for step, works, iterations, times in self.recorded:
             _, local = costs.compute(step, works, iterations)
