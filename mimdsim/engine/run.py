@@ -296,6 +296,28 @@ class _Costs:
                 out[j], top = new - top, new
         return out
 
+    def body_costs(self, body) -> tuple:
+        """``(fixed, moved)`` of a loop body, computed once per program: ``fixed[kind, j]`` the
+        exchange, sync and host cycles of superstep j (a launch's host cycles), which no work count
+        moves, and the bytes one iteration moves (None unless they are integers, which add exactly
+        in any order: then each superstep's are added in turn)."""
+        hit = self.layouts.get(("body", id(body)))
+        if hit is None or hit[0] is not body:
+            kind = {k: i for i, k in enumerate(KINDS)}
+            fixed = np.zeros((len(KINDS), len(body)))
+            moved = np.zeros(3)
+            for j, s in enumerate(body):
+                if isinstance(s, Launch):
+                    fixed[kind["host"], j] = launch_cycles(s, self.system.chip)
+                    continue
+                fixed[kind["exchange"], j], fixed[kind["host"], j] = self.exchange_of(s)
+                fixed[kind["sync"], j] = float(sync_cost(s.sync, self.system))
+                moved += self.traffic_of(s)
+            exact = bool(np.all(moved == np.floor(moved))) and float(moved.max(initial=0.0)) < 2.0 ** 40
+            fixed.flags.writeable = False
+            hit = self.layouts[("body", id(body))] = (body, fixed, moved if exact else None)
+        return hit[1], hit[2]
+
     def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
         """Charge every iteration of a loop body at once. Totals are accumulated in execution
         order (a cumulative sum over the interleaved sequence adds exactly as one-by-one charges)."""
@@ -303,19 +325,21 @@ class _Costs:
         vals = np.zeros((len(KINDS), iterations, n))  # kind, iteration, superstep
         kind = {k: i for i, k in enumerate(KINDS)}
         overlapped = self.local_runs(body, per_step, iterations)
+        fixed, moved = self.body_costs(body)
+        vals[:] = fixed[:, None, :]  # exchange, sync, host and launches: the same in every iteration
+        if moved is not None:
+            self.moved += iterations * moved
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
-                vals[kind["host"], :, j] = launch_cycles(s, self.system.chip)
                 continue
             tiles, local = cyc
-            vals[kind["exchange"], :, j], vals[kind["host"], :, j] = self.exchange_of(s)
-            self.moved += iterations * self.traffic_of(s)
+            if moved is None:
+                self.moved += iterations * self.traffic_of(s)
             if s.compute and local.size:
                 vals[kind["compute"], :, j] = local.max(axis=-1)
                 if j in overlapped:
                     self.overlap_saved += float((vals[kind["compute"], :, j] - overlapped[j]).sum())
                     vals[kind["compute"], :, j] = overlapped[j]
-            vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
             # cycle counts are integers: any order of adding them is exact
             self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
         if self.loop_cycles is not None:  # every iteration's cycles, all kinds and supersteps: (t, cycles)
