@@ -171,7 +171,19 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     else:
         per = np.zeros(lead + (uniq.size * W,))
         per[..., used] = np.add.reduceat(instr[..., order], first, axis=-1)  # jobs of one slot are adjacent
+    if numba_loaded():  # the same maxima, W * max + launch per tile in one compiled pass
+        flat = np.ascontiguousarray(per).reshape(-1, uniq.size * W)
+        out = np.empty((flat.shape[0], uniq.size))
+        _busiest_rows(flat, uniq.size, W, float(tile.vertex_launch_cycles), out)
+        return uniq, out.reshape(lead + (uniq.size,))
     return uniq, W * _max_last(per.reshape(lead + (uniq.size, W))) + tile.vertex_launch_cycles
+
+
+@njit(cache=True)
+def _busiest_rows(per, U, W, launch, out):
+    """``busiest_workers`` of every row of ``per[rows, U * W]``."""
+    for i in range(per.shape[0]):
+        busiest_workers(per[i], U, W, launch, out[i])
 
 
 @njit(cache=True)

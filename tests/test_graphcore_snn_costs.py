@@ -477,6 +477,28 @@ def test_sample_grid_compiled_pass_equals_numpy_route_bit_for_bit():
     assert tiles2.tolist() == [4] and cyc.tolist() == [6 * (2 + 10 + 2 * 5) + 11]
 
 
+def test_deal_jobs_compiled_maxima_equal_numpy_route_bit_for_bit():
+    """deal_jobs' busiest worker per tile, compiled once numba is loaded, equals numpy's maximum over
+    the workers for one row and for a loop's rows (non-integer instructions), and a by-hand tile."""
+    from unittest import mock
+
+    from mimdsim.kernels import tile as tile_mod
+    import numba  # noqa: F401
+    tile = Tile()
+    rng = np.random.default_rng(2)
+    job_tiles = np.repeat(np.arange(0, 90, 3), 9)  # 30 tiles, 9 jobs each: 6 workers, two rounds
+    four = np.repeat(np.arange(0, 90, 3), 4)  # 4 jobs a tile: one per slot, in order (a loop's rows)
+    for job_tiles, instr in ((job_tiles, rng.random(job_tiles.size) * 9.3), (four, rng.random((4, four.size)) * 9.3)):
+        fast = tile_mod.deal_jobs(job_tiles, instr, tile)
+        with mock.patch.object(tile_mod, "numba_loaded", lambda: False):
+            plain = tile_mod.deal_jobs(job_tiles, instr, tile)
+        np.testing.assert_array_equal(fast[0], plain[0])
+        np.testing.assert_array_equal(fast[1], plain[1])
+    # by hand: 7 jobs of 1..7 instructions on tile 5: worker 0 gets jobs 1 and 7 (8), the busiest
+    t, cyc = tile_mod.deal_jobs(np.full(7, 5), np.arange(1.0, 8.0), tile)
+    assert t.tolist() == [5] and cyc.tolist() == [6 * 8 + 11]
+
+
 def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
     """popops.copy (B5's Copy of dL/dU, on the tile): the bytes a DynamicSlice vertex moves for one slice."""
     from mimdsim.kernels import poplibs
