@@ -473,7 +473,8 @@ def test_sample_grid_compiled_pass_equals_numpy_route_bit_for_bit():
         assert fast.shape == plain.shape == x.shape[:-1] + (200,)
         np.testing.assert_array_equal(fast, plain)
     # by hand: 2 samples on worker 0 and 1 of 6; tile j: 6 * max(c + s * x0, c + s * x1) + 11
-    tiles2, cyc = tile_mod.deal_sample_grid(np.array([4]), np.array([10.0]), np.array([2.0]), np.array([3.0, 5.0]), tile)
+    tiles2, cyc = tile_mod.deal_sample_grid(np.array([4]), np.array([10.0]), np.array([2.0]), np.array([3.0, 5.0]),
+                                            tile)
     assert tiles2.tolist() == [4] and cyc.tolist() == [6 * (2 + 10 + 2 * 5) + 11]
 
 
