@@ -171,7 +171,19 @@ def deal_jobs(job_tiles, job_instr, tile: Tile):
     else:
         per = np.zeros(lead + (uniq.size * W,))
         per[..., used] = np.add.reduceat(instr[..., order], first, axis=-1)  # jobs of one slot are adjacent
+    if numba_loaded():  # the same maxima, W * max + launch per tile in one compiled pass
+        flat = np.ascontiguousarray(per).reshape(-1, uniq.size * W)
+        out = np.empty((flat.shape[0], uniq.size))
+        _busiest_rows(flat, uniq.size, W, float(tile.vertex_launch_cycles), out)
+        return uniq, out.reshape(lead + (uniq.size,))
     return uniq, W * _max_last(per.reshape(lead + (uniq.size, W))) + tile.vertex_launch_cycles
+
+
+@njit(cache=True)
+def _busiest_rows(per, U, W, launch, out):
+    """``busiest_workers`` of every row of ``per[rows, U * W]``."""
+    for i in range(per.shape[0]):
+        busiest_workers(per[i], U, W, launch, out[i])
 
 
 @njit(cache=True)
@@ -254,16 +266,38 @@ def deal_sample_grid(tiles, const, slope, per_sample, tile: Tile, run: int = VER
     on every tile sample b is the b-th vertex, so it runs on worker ``b mod workers``, and the
     per-worker sums are computed from per-sample sums, without the ``[..., B * T]`` array."""
     tiles = np.asarray(tiles)
-    if np.unique(tiles).size != tiles.size:
+    if not (tiles.size < 2 or bool(np.all(tiles[1:] > tiles[:-1]))) and np.unique(tiles).size != tiles.size:
         raise ValueError("deal_sample_grid needs each tile once (a tile with two grid columns runs 2 B vertices); "
                          "use deal_vertices")
     x = np.asarray(per_sample, dtype=np.float64)
     B, W = x.shape[-1], tile.workers
     assign = _round_robin(B, W)
     sums, count = x @ assign, assign.sum(axis=0)  # [..., W], [W]
+    if numba_loaded():  # the same products and sums per (tile, worker), without the [..., T, W] array
+        flat = np.ascontiguousarray(sums.reshape(-1, W))
+        out = np.empty((flat.shape[0], tiles.size))
+        cr = run + np.broadcast_to(np.asarray(const, dtype=np.float64), tiles.shape)
+        _sample_grid_rows(flat, np.ascontiguousarray(cr),
+                          np.ascontiguousarray(np.broadcast_to(np.asarray(slope, dtype=np.float64), tiles.shape)),
+                          count, W, float(tile.vertex_launch_cycles), out)
+        return tiles, out.reshape(sums.shape[:-1] + (tiles.size,))
     per = (count * (run + np.asarray(const, dtype=np.float64))[:, None]
            + np.asarray(slope, dtype=np.float64)[:, None] * sums[..., None, :])  # [..., T, W]
     return tiles, W * _max_last(per) + tile.vertex_launch_cycles
+
+
+@njit(cache=True)
+def _sample_grid_rows(sums, cr, slope, count, W, launch, out):
+    """``deal_sample_grid``'s cycles: ``out[i, j] = W * max over w(count[w] * cr[j] + slope[j] * sums[i, w])
+    + launch``, each term as numpy forms it."""
+    for i in range(sums.shape[0]):
+        for j in range(cr.shape[0]):
+            m = count[0] * cr[j] + slope[j] * sums[i, 0]
+            for w in range(1, W):
+                v = count[w] * cr[j] + slope[j] * sums[i, w]
+                if v > m:
+                    m = v
+            out[i, j] = W * m + launch
 
 
 def multi_vertex_cycles(vertex_tiles, worker_instr, tile: Tile, run: int = VERTEX_RUN_INSTRUCTIONS):

@@ -455,6 +455,51 @@ def test_sample_grid_deal_equals_dealing_every_vertex():
     np.testing.assert_array_equal(grid, dealt)
 
 
+def test_sample_grid_compiled_pass_equals_numpy_route_bit_for_bit():
+    """Once numba is loaded deal_sample_grid takes its compiled pass; it forms the same products and
+    sums as the numpy route, so non-integer instructions (where an order change would show) agree exactly."""
+    from unittest import mock
+
+    from mimdsim.kernels import tile as tile_mod
+    import numba  # noqa: F401  (the compiled pass runs once numba is imported)
+    tile = Tile()
+    rng = np.random.default_rng(1)
+    tiles = np.sort(rng.choice(3000, 200, replace=False))
+    const, slope = rng.random(200) * 37.3, rng.random(200) * 3.1
+    for x in (rng.random(16) * 11.7, rng.random((5, 16)) * 11.7):  # outside a loop, and 5 iterations
+        fast = tile_mod.deal_sample_grid(tiles, const, slope, x, tile)[1]
+        with mock.patch.object(tile_mod, "numba_loaded", lambda: False):
+            plain = tile_mod.deal_sample_grid(tiles, const, slope, x, tile)[1]
+        assert fast.shape == plain.shape == x.shape[:-1] + (200,)
+        np.testing.assert_array_equal(fast, plain)
+    # by hand: 2 samples on worker 0 and 1 of 6; tile j: 6 * max(c + s * x0, c + s * x1) + 11
+    tiles2, cyc = tile_mod.deal_sample_grid(np.array([4]), np.array([10.0]), np.array([2.0]), np.array([3.0, 5.0]),
+                                            tile)
+    assert tiles2.tolist() == [4] and cyc.tolist() == [6 * (2 + 10 + 2 * 5) + 11]
+
+
+def test_deal_jobs_compiled_maxima_equal_numpy_route_bit_for_bit():
+    """deal_jobs' busiest worker per tile, compiled once numba is loaded, equals numpy's maximum over
+    the workers for one row and for a loop's rows (non-integer instructions), and a by-hand tile."""
+    from unittest import mock
+
+    from mimdsim.kernels import tile as tile_mod
+    import numba  # noqa: F401
+    tile = Tile()
+    rng = np.random.default_rng(2)
+    job_tiles = np.repeat(np.arange(0, 90, 3), 9)  # 30 tiles, 9 jobs each: 6 workers, two rounds
+    four = np.repeat(np.arange(0, 90, 3), 4)  # 4 jobs a tile: one per slot, in order (a loop's rows)
+    for job_tiles, instr in ((job_tiles, rng.random(job_tiles.size) * 9.3), (four, rng.random((4, four.size)) * 9.3)):
+        fast = tile_mod.deal_jobs(job_tiles, instr, tile)
+        with mock.patch.object(tile_mod, "numba_loaded", lambda: False):
+            plain = tile_mod.deal_jobs(job_tiles, instr, tile)
+        np.testing.assert_array_equal(fast[0], plain[0])
+        np.testing.assert_array_equal(fast[1], plain[1])
+    # by hand: 7 jobs of 1..7 instructions on tile 5: worker 0 gets jobs 1 and 7 (8), the busiest
+    t, cyc = tile_mod.deal_jobs(np.full(7, 5), np.arange(1.0, 8.0), tile)
+    assert t.tolist() == [5] and cyc.tolist() == [6 * 8 + 11]
+
+
 def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
     """popops.copy (B5's Copy of dL/dU, on the tile): the bytes a DynamicSlice vertex moves for one slice."""
     from mimdsim.kernels import poplibs

@@ -479,3 +479,31 @@ def test_input_grad_reduced_equals_the_partials_reduced():
         input_grad_reduced(W, ids, listed, dI, starts, groups, got, np.empty(n, np.float32),
                            np.empty(starts.size - 1, np.float32), np.empty(groups.size, np.float32))
         assert _same_bits(got, reduce.reduce_groups(P, groups).sum(axis=-1))
+
+
+def test_rate_scan_work_compiled_pass_equals_numpy_route():
+    """scan_work's compiled pass (numba loaded) gives numpy's integers, shapes and dtypes, in a loop
+    ([I, B, 2, W] hits) and outside one; by hand: width 10, cap 2, 4 hits stop at ceil(10 * 2 / 4) = 5."""
+    from types import SimpleNamespace
+    from unittest import mock
+
+    import numba  # noqa: F401  (the compiled pass runs once numba is imported)
+    from mimdsim.workloads.snn.sources import rate
+
+    rng = np.random.default_rng(3)
+    B, W = 5, 6
+    bounds = np.concatenate([[0], np.cumsum(rng.integers(1, 50, W))])
+    vs = SimpleNamespace(geometry={"bounds": bounds, "cap": rng.integers(0, 9, B * 2 * W)}, layer=1)
+    for lead in ((), (7,)):
+        hits = rng.integers(0, 14, lead + (B, 2, W))
+        fast, plain = SimpleNamespace(_found={}), SimpleNamespace(_found={})
+        a = rate.scan_work(fast, vs, hits)
+        with mock.patch.object(rate, "numba_loaded", lambda: False):
+            b = rate.scan_work(plain, vs, hits)
+        for k in ("found", "scanned"):
+            assert a[k].shape == b[k].shape and a[k].dtype == b[k].dtype
+            np.testing.assert_array_equal(a[k], b[k])
+        np.testing.assert_array_equal(fast._found[1], plain._found[1])
+    one = SimpleNamespace(geometry={"bounds": np.array([0, 10]), "cap": np.array([2, 2])}, layer=1)
+    w = rate.scan_work(SimpleNamespace(_found={}), one, np.array([[[4], [1]]]))  # [B=1, 2, W=1]
+    assert w["found"].tolist() == [2, 1] and w["scanned"].tolist() == [5, 10]

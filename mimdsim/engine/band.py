@@ -48,29 +48,44 @@ class Recoster:
         self.program, self.system, self.base = program, program.system, float(total_cycles)
         self.overlap = float(overlap)  # compute the run's barrier-free local supersteps overlapped
         self.recorded = recorded  # (superstep, works, iterations, times) whose compute reads an assumption
+        # what the schedule and the system fix (events, their counts, fabric re-costs) is kept with the
+        # program's static costs (cleared when the system or a pinned assumption changes), per schedule
+        memo = program.static_costs.setdefault("band", {})
+        hit = memo.get(id(program.schedule))
+        if hit is None or hit[0] is not program.schedule:
+            hit = memo[id(program.schedule)] = (program.schedule, self._events(program), {}, {})
+        _, (self.events, self.phases, self.syncs, self.launches, self.calls), self._base, self._deltas = hit
+        self._static, self._layouts = memo.setdefault("static", {}), memo.setdefault("layouts", {})
+        self.call_used = {name: A.value(name) for name in self.calls}  # the values the run charged
+        self._compute0 = self._compute() if recorded else 0.0
+
+    @staticmethod
+    def _events(program):
+        """Every distinct superstep or launch with its execution count, and the counts the band scales."""
         counts: dict = {}
         for item in program.schedule:
             for s in (item.body if isinstance(item, Loop) else (item,)):
                 n = item.count if isinstance(item, Loop) else 1
                 counts[id(s)] = (s, counts.get(id(s), (s, 0))[1] + n)
-        self.events = list(counts.values())
-        self.phases = sum(n * _phases(s) for s, n in self.events if not isinstance(s, Launch))
-        self.syncs = {k: sum(n for s, n in self.events if not isinstance(s, Launch) and s.sync == k)
-                      for k in ("chip", "global", "local")}
-        self.launches = sum(n for s, n in self.events if isinstance(s, Launch) and not s.host_call)
-        self.calls: dict = {}  # a framework's host work per call (Launch.host_call): assumption -> count
-        for s, n in self.events:
+        events = list(counts.values())
+        phases = sum(n * _phases(s) for s, n in events if not isinstance(s, Launch))
+        syncs = {k: sum(n for s, n in events if not isinstance(s, Launch) and s.sync == k)
+                 for k in ("chip", "global", "local")}
+        launches = sum(n for s, n in events if isinstance(s, Launch) and not s.host_call)
+        calls: dict = {}  # a framework's host work per call (Launch.host_call): assumption -> count
+        for s, n in events:
             if isinstance(s, Launch) and s.host_call:
-                self.calls[s.host_call] = self.calls.get(s.host_call, 0) + n
-        self.call_used = {name: A.value(name) for name in self.calls}  # the values the run charged
-        self._base: dict = {}  # a superstep's exchange and host cycles on the run's system
-        self._compute0 = self._compute() if recorded else 0.0
+                calls[s.host_call] = calls.get(s.host_call, 0) + n
+        return events, phases, syncs, launches, calls
 
     def _compute(self) -> float:
         from .run import _Costs  # the engine's own compute rule, on fresh caches
 
         costs = _Costs.__new__(_Costs)
-        costs.tile, costs.static, costs.layouts, costs.touched = self._tile(), {}, {}, frozenset()
+        # static codelets' cycles under the values pinned now, and the supersteps' tile layouts (geometry
+        # only), kept with the program for its other runs; the dynamic ones are costed afresh
+        static = self._static.setdefault(A.pinned_key(), {})
+        costs.tile, costs.static, costs.layouts, costs.touched = self._tile(), static, self._layouts, frozenset()
         total = 0.0
         for step, works, iterations, times in self.recorded:
             _, local = costs.compute(step, works, iterations)
@@ -86,6 +101,12 @@ class Recoster:
         """Exchange and host cycles added when the chip fields ``fields`` (inside the fabric's max()) change:
         only the supersteps those fields can reach are re-costed (host fields: steps with host streams;
         link fields: none on one chip)."""
+        key = tuple(sorted(fields.items()))
+        if key not in self._deltas:  # the spec and the schedule only: the same for every run of the program
+            self._deltas[key] = self._fabric_recost(fields)
+        return self._deltas[key]
+
+    def _fabric_recost(self, fields: dict) -> float:
         host = any(f.startswith("host_") for f in fields)
         link = any(f.startswith("link_") for f in fields)
         if all(f.startswith("link_") for f in fields) and self.system.chips == 1:

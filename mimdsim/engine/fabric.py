@@ -94,6 +94,8 @@ def exchange_cost(transfers, system) -> ExchangeCost:
         else:
             np.add.at(recv, dst, per)
         # cross-chip: a group crosses once per destination chip, out of the source chip and into dst chip
+        if system.chips == 1:  # every tile on the one chip: nothing crosses
+            continue
         src_chip = np.where(src >= 0, src // chip.tiles, -1)
         dst_chip = dst // chip.tiles
         cross = (src_chip >= 0) & (src_chip != dst_chip)
@@ -194,6 +196,8 @@ def _traffic(transfers, system) -> np.ndarray:
             h = src < 0
             _, idx = np.unique(group[h], return_index=True)
             out[2] += float(nbytes[h][idx].sum()) + float(nbytes[dst < 0].sum())
+        if system.chips == 1:  # every tile on the one chip: nothing crosses
+            continue
         cross = ~host & (src // tiles != dst // tiles)
         if cross.any():
             _, idx = np.unique(group[cross] * system.chips + dst[cross] // tiles, return_index=True)

@@ -138,10 +138,17 @@ class _Costs:
                 union = np.unique(np.concatenate(tiles)) if tiles else np.zeros(0, dtype=np.int64)
             pos = [np.searchsorted(union, t) for t in tiles]
             layout = self.layouts[id(step)] = (union, pos, [_increasing(p) or np.unique(p).size == p.size
-                                                            for p in pos])
-        union, pos, unique = layout
+                                                            for p in pos],
+                                               len(pos) == 1 and pos[0].size == union.size and _increasing(pos[0]))
+        union, pos, unique, ident = layout
         # a loop's superstep of static codelets costs the same in every iteration: one row
-        local = np.zeros(union.shape if iterations is None or not dynamic else (iterations, union.size))
+        shape = union.shape if iterations is None or not dynamic else (iterations, union.size)
+        if ident and np.shape(parts[0][1]) == shape:
+            # one vertex set on its own tiles in order (pos is 0..n-1): 0 + cycles, as the sum below forms it
+            local = np.asarray(parts[0][1], dtype=np.float64) + 0.0
+            parts = ()
+        else:
+            local = np.zeros(shape)
         for (_, cyc), p, u in zip(parts, pos, unique):  # added vertex set by vertex set, as on the tile
             cyc = np.asarray(cyc, dtype=np.float64)
             if u:
@@ -259,6 +266,9 @@ class _Costs:
     def local_runs(self, body, per_step, iterations: int) -> dict:
         """``{j: compute per iteration}`` of the body's barrier-free local supersteps: what each adds
         to the slowest tile's compute since the last barrier (the charge() rule, every iteration at once)."""
+        # the carry is kept per tile while every superstep of the run costs the same in each iteration
+        # (static codelets: one row), and made per tile and iteration ([tiles, iterations], rows
+        # gathered whole) only from the first that does not; the same additions, the same integers
         out, carry, top = {}, None, None
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
@@ -269,19 +279,51 @@ class _Costs:
                 carry = (tiles, local)  # a barrier: made dense only if a local superstep follows
                 continue
             if not isinstance(carry, np.ndarray):
-                dense = np.zeros((iterations, self.n_tiles))
-                if carry is not None:
-                    dense[:, carry[0]] = carry[1]
-                carry, top = dense, dense.max(axis=1)
+                barrier = carry
+                carry = np.zeros(self.n_tiles if barrier is None or barrier[1].ndim == 1
+                                 else (self.n_tiles, iterations))
+                if barrier is not None:
+                    carry[barrier[0]] = barrier[1] if barrier[1].ndim == 1 else barrier[1].T
+                top = carry.max(axis=0)
             if not len(tiles):
                 out[j] = np.zeros(iterations)
                 continue
+            if local.ndim == 2 and carry.ndim == 1:  # the first superstep whose cost moves per iteration
+                carry = np.repeat(carry[:, None], iterations, axis=1)
+                top = np.full(iterations, top)
             # compute only adds (cycles >= 0): the slowest tile is the old slowest or one just added to,
             # so the new maximum needs the touched tiles only (the same integers, exactly)
-            carry[:, tiles] += local
-            new = np.maximum(top, carry[:, tiles].max(axis=1))
-            out[j], top = new - top, new
+            if carry.ndim == 1:
+                carry[tiles] += local
+                new = max(top, carry[tiles].max())
+                out[j], top = np.full(iterations, new - top), new
+            else:
+                carry[tiles] += local.T if local.ndim == 2 else local[:, None]
+                new = np.maximum(top, carry[tiles].max(axis=0))
+                out[j], top = new - top, new
         return out
+
+    def body_costs(self, body) -> tuple:
+        """``(fixed, moved)`` of a loop body, computed once per program: ``fixed[kind, j]`` the
+        exchange, sync and host cycles of superstep j (a launch's host cycles), which no work count
+        moves, and the bytes one iteration moves (None unless they are integers, which add exactly
+        in any order: then each superstep's are added in turn)."""
+        hit = self.layouts.get(("body", id(body)))
+        if hit is None or hit[0] is not body:
+            kind = {k: i for i, k in enumerate(KINDS)}
+            fixed = np.zeros((len(KINDS), len(body)))
+            moved = np.zeros(3)
+            for j, s in enumerate(body):
+                if isinstance(s, Launch):
+                    fixed[kind["host"], j] = launch_cycles(s, self.system.chip)
+                    continue
+                fixed[kind["exchange"], j], fixed[kind["host"], j] = self.exchange_of(s)
+                fixed[kind["sync"], j] = float(sync_cost(s.sync, self.system))
+                moved += self.traffic_of(s)
+            exact = bool(np.all(moved == np.floor(moved))) and float(moved.max(initial=0.0)) < 2.0 ** 40
+            fixed.flags.writeable = False
+            hit = self.layouts[("body", id(body))] = (body, fixed, moved if exact else None)
+        return hit[1], hit[2]
 
     def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
         """Charge every iteration of a loop body at once. Totals are accumulated in execution
@@ -290,19 +332,21 @@ class _Costs:
         vals = np.zeros((len(KINDS), iterations, n))  # kind, iteration, superstep
         kind = {k: i for i, k in enumerate(KINDS)}
         overlapped = self.local_runs(body, per_step, iterations)
+        fixed, moved = self.body_costs(body)
+        vals[:] = fixed[:, None, :]  # exchange, sync, host and launches: the same in every iteration
+        if moved is not None:
+            self.moved += iterations * moved
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
-                vals[kind["host"], :, j] = launch_cycles(s, self.system.chip)
                 continue
             tiles, local = cyc
-            vals[kind["exchange"], :, j], vals[kind["host"], :, j] = self.exchange_of(s)
-            self.moved += iterations * self.traffic_of(s)
+            if moved is None:
+                self.moved += iterations * self.traffic_of(s)
             if s.compute and local.size:
                 vals[kind["compute"], :, j] = local.max(axis=-1)
                 if j in overlapped:
                     self.overlap_saved += float((vals[kind["compute"], :, j] - overlapped[j]).sum())
                     vals[kind["compute"], :, j] = overlapped[j]
-            vals[kind["sync"], :, j] = float(sync_cost(s.sync, self.system))
             # cycle counts are integers: any order of adding them is exact
             self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
         if self.loop_cycles is not None:  # every iteration's cycles, all kinds and supersteps: (t, cycles)

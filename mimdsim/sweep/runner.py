@@ -13,6 +13,7 @@ records are already written is released at once and never recomputed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -30,12 +31,18 @@ DISTRIBUTED_HINT = "for parallel sweeps install the extra: pip install \"mimdsim
 
 
 def versions() -> dict:
+    return dict(_versions())  # a fresh dict per record
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple:
+    """The versions, read once per process (they cannot change while it runs)."""
     import numba
     import numpy
 
     from ..version import __version__
-    return {"mimdsim": __version__, "numpy": numpy.__version__, "numba": numba.__version__,
-            "python": platform.python_version()}
+    return tuple({"mimdsim": __version__, "numpy": numpy.__version__, "numba": numba.__version__,
+                  "python": platform.python_version()}.items())
 
 
 def run_point(values: dict, command: str, params: dict) -> dict:

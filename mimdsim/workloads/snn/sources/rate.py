@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....kernels import CODELETS
+from ....kernels._jit import njit, numba_loaded
 
 from .work import SourceBase
 
@@ -153,9 +154,35 @@ def scan_work(source, vs, hits) -> dict:
     widths = np.diff(bounds)
     W = widths.size
     cap = np.asarray(g["cap"]).reshape(-1, 2, W)
+    hits = np.asarray(hits)
+    if numba_loaded() and hits.dtype == cap.dtype == widths.dtype == np.int64:  # one compiled pass, same integers
+        row = np.ascontiguousarray(np.broadcast_to(cap, hits.shape[-3:])).reshape(-1)
+        flat = np.ascontiguousarray(hits).reshape(-1, row.size)
+        found, scanned = np.empty_like(flat), np.empty_like(flat)
+        _scan_counts(flat, row, widths, found, scanned)
+        found = found.reshape(hits.shape)
+        source._found[vs.layer] = found
+        lead = hits.shape[:-3] + (-1,)
+        return {"found": found.reshape(lead), "scanned": scanned.reshape(lead)}
     stop = np.ceil(widths * cap / np.maximum(hits, 1)).astype(np.int64)
     scanned = np.where(hits >= cap, np.minimum(stop, widths), widths)
     found = np.minimum(hits, cap)
     source._found[vs.layer] = found
     lead = found.shape[:-3] + (-1,)  # per iteration: one row per (sample, threshold, worker)
     return {"found": found.reshape(lead), "scanned": np.broadcast_to(scanned, found.shape).reshape(lead)}
+
+
+@njit(cache=True)
+def _scan_counts(hits, cap, widths, found, scanned):
+    """:func:`scan_work`'s counts per (row, vertex): ``cap`` and ``widths[vertex % W]`` per vertex,
+    the expected stop as numpy forms it (``ceil(width * cap / max(hits, 1))``, an int64 product
+    over an int64, both as float64)."""
+    W = widths.shape[0]
+    for r in range(hits.shape[0]):
+        for c in range(hits.shape[1]):
+            h, k, w = hits[r, c], cap[c], widths[c % W]
+            found[r, c] = min(h, k)
+            if h >= k:
+                scanned[r, c] = min(np.int64(np.ceil(w * k / max(h, 1))), w)
+            else:
+                scanned[r, c] = w
