@@ -172,3 +172,46 @@ def run_snntorch(net, x, y, dtype=None):
     stack = lambda seq: torch.stack(seq).detach().double().numpy()  # noqa: E731
     traces = [{"spk": stack(spk_rec[l]), "mem": stack(mem_rec[l])} for l in range(L)]
     return float(loss.detach()), out, traces
+
+
+def tutorial_step(sizes, T, B, *, neuron=None, item=True, around_optimizer=None):
+    """One eager snnTorch training step as its tutorials write it, as a zero-argument callable:
+    ``nn.Linear`` + a neuron per layer (``neuron(n, surrogate)``, default ``Leaky(beta=0.9)``), the same
+    input at every step, the spike and membrane records stacked, ``ce_count_loss``, Adam foreach and
+    ``loss.item()`` (``item=False`` leaves it out). ``around_optimizer``: a context manager factory
+    entered around ``opt.step()`` (a counter can tell the optimizer's ops apart)."""
+    import contextlib
+
+    import snntorch as snn
+    import torch
+    from snntorch.functional import loss as SF
+
+    torch.manual_seed(0)
+    sg = snn.surrogate.fast_sigmoid()
+    fcs = [torch.nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+    make = neuron or (lambda n, sg: snn.Leaky(beta=0.9, spike_grad=sg))
+    lifs = [make(b, sg) for b in sizes[1:]]
+    opt = torch.optim.Adam([p for m in fcs + lifs for p in m.parameters()], lr=1e-3, foreach=True)
+    x, y, lossf = torch.rand(B, sizes[0]), torch.randint(0, sizes[-1], (B,)), SF.ce_count_loss()
+
+    def step():
+        opt.zero_grad()
+        for lif in lifs:
+            lif.reset_mem()
+        spk, mem = [], []
+        for _ in range(T):
+            h = x
+            for fc, lif in zip(fcs, lifs):
+                out = lif(fc(h))
+                h = out[0]
+            spk.append(h)
+            mem.append(out[-1])
+        spk, mem = torch.stack(spk), torch.stack(mem)  # the records, as snnTorch's tutorials keep both
+        loss = lossf(spk, y)
+        loss.backward()
+        with (around_optimizer or contextlib.nullcontext)():
+            opt.step()
+        if item:
+            loss.item()
+
+    return step

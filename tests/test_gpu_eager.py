@@ -147,17 +147,20 @@ def _snntorch_step_device_ops(model, sizes, T, B):
     """Device ops of one steady-state eager training step (fc-lif per layer, spike and membrane
     records stacked, ce_count on the spikes, Adam foreach), counted as the census of
     docs/as-built/gpu_frameworks.md counts them: no views or profiler marks, no host-side step counters."""
-    from snntorch.functional import loss as SF
+    import contextlib
+
+    from snntorch_reference import tutorial_step
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    torch.manual_seed(0)
-    sg = snn.surrogate.fast_sigmoid()
-    fcs = [torch.nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
-    lifs = [SNNTORCH_NEURONS[model](b, sg) for b in sizes[1:]]
-    params = [p for m in fcs + lifs for p in m.parameters()]
-    opt = torch.optim.Adam(params, lr=1e-3, foreach=True)
-    x, y, lossf = torch.rand(B, sizes[0]), torch.randint(0, sizes[-1], (B,)), SF.ce_count_loss()
     count = [0, False]  # device ops, in the optimizer
+
+    @contextlib.contextmanager
+    def optimizer():
+        count[1] = True
+        yield
+        count[1] = False
+
+    step = tutorial_step(sizes, T, B, neuron=SNNTORCH_NEURONS[model], around_optimizer=optimizer)
 
     class Count(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -168,26 +171,6 @@ def _snntorch_step_device_ops(model, sizes, T, B):
                     and not (count[1] and name == "_local_scalar_dense")):
                 count[0] += 1
             return func(*args, **(kwargs or {}))
-
-    def step():
-        opt.zero_grad()
-        for lif in lifs:
-            lif.reset_mem()
-        spk, mem = [], []
-        for _ in range(T):
-            h = x
-            for fc, lif in zip(fcs, lifs):
-                out = lif(fc(h))
-                h = out[0]
-            spk.append(h)
-            mem.append(out[-1])
-        spk, mem = torch.stack(spk), torch.stack(mem)  # the records, as snnTorch's tutorials keep both
-        loss = lossf(spk, y)
-        loss.backward()
-        count[1] = True
-        opt.step()
-        count[1] = False
-        loss.item()
 
     with Count():
         step()

@@ -14,37 +14,12 @@ torch = pytest.importorskip("torch")
 snn = pytest.importorskip("snntorch")
 
 
-def snntorch_step(sizes, T, B, *, item=True, neuron=None):
+def snntorch_step(sizes, T, B, *, item=True):
     """One eager snnTorch training step as its tutorials write it (Linear + Leaky per layer, spike
     and membrane records stacked, ce_count loss, Adam foreach), as a zero-argument callable."""
-    from snntorch.functional import loss as SF
+    from snntorch_reference import tutorial_step
 
-    torch.manual_seed(0)
-    sg = snn.surrogate.fast_sigmoid()
-    fcs = [torch.nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
-    lifs = [(neuron or (lambda: snn.Leaky(beta=0.9, spike_grad=sg)))() for _ in sizes[1:]]
-    opt = torch.optim.Adam([p for m in fcs + lifs for p in m.parameters()], lr=1e-3, foreach=True)
-    x, y, lossf = torch.rand(B, sizes[0]), torch.randint(0, sizes[-1], (B,)), SF.ce_count_loss()
-
-    def step():
-        opt.zero_grad()
-        for lif in lifs:
-            lif.reset_mem()
-        spk, mem = [], []
-        for _ in range(T):
-            h = x
-            for fc, lif in zip(fcs, lifs):
-                out = lif(fc(h))
-                h = out[0]
-            spk.append(h)
-            mem.append(out[-1])
-        spk, mem = torch.stack(spk), torch.stack(mem)
-        loss = lossf(spk, y)
-        loss.backward()
-        opt.step()
-        if item:
-            loss.item()
-    return step
+    return tutorial_step(sizes, T, B, item=item)
 
 
 def live_count(step):
