@@ -41,6 +41,17 @@ class ExchangeCost:
     link_cycles: float  # slowest chip's link traffic (0 if none)
 
 
+def fabric_messages(tr):
+    """``(src, dst, group, nbytes)`` of a transfer's messages that cross the fabric: a tile "sending" to
+    itself is a local copy, not fabric traffic (arrays of the transfer itself when it has none)."""
+    keep = tr.src != tr.dst
+    if keep.all():  # no local copies (most transfers): no filtered copies either
+        src, dst, group, nbytes = tr.src, tr.dst, tr.group, tr.nbytes
+    else:
+        src, dst, group, nbytes = tr.src[keep], tr.dst[keep], tr.group[keep], tr.nbytes[keep]
+    return src, dst, group.astype(np.int64, copy=False), nbytes.astype(np.float64, copy=False)
+
+
 def exchange_cost(transfers, system) -> ExchangeCost:
     chip = system.chip
     n = system.tiles
@@ -52,13 +63,7 @@ def exchange_cost(transfers, system) -> ExchangeCost:
     exact_sums = all(math.frexp(r)[0] == 0.5 for r in (chip.exchange_broadcast_bytes_per_cycle,
                                                         chip.exchange_recv_bytes_per_cycle))
     for tr in transfers:
-        # a tile "sending" to itself is a local copy, not fabric traffic
-        keep = tr.src != tr.dst
-        if keep.all():  # no local copies (most transfers): no filtered copies either
-            src, dst, group, nbytes = tr.src, tr.dst, tr.group, tr.nbytes
-        else:
-            src, dst, group, nbytes = tr.src[keep], tr.dst[keep], tr.group[keep], tr.nbytes[keep]
-        group, nbytes = group.astype(np.int64, copy=False), nbytes.astype(np.float64, copy=False)
+        src, dst, group, nbytes = fabric_messages(tr)
         if src.size == 0:
             continue
         moved = True
@@ -184,12 +189,7 @@ def _traffic(transfers, system) -> np.ndarray:
     out = np.zeros(3)
     tiles = system.chip.tiles
     for tr in transfers:
-        keep = tr.src != tr.dst
-        if keep.all():  # no local copies (most transfers): no filtered copies either
-            src, dst, group, nbytes = tr.src, tr.dst, tr.group, tr.nbytes
-        else:
-            src, dst, group, nbytes = tr.src[keep], tr.dst[keep], tr.group[keep], tr.nbytes[keep]
-        group, nbytes = group.astype(np.int64, copy=False), nbytes.astype(np.float64, copy=False)
+        src, dst, group, nbytes = fabric_messages(tr)
         host = (src < 0) | (dst < 0)
         out[0] += float(nbytes[~host].sum())
         if host.any():
