@@ -118,8 +118,6 @@ def results_lock(path, note=None):
     if fcntl is None:
         yield
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
     with open(f"{path}.lock", "a+") as lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
