@@ -6,6 +6,7 @@ that defines the experiment-file keys.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -417,6 +418,7 @@ CLI_NAMES = {"batch_size": "--batch", "neurons_per_tile": "--neurons-per-tile", 
              "checkpoint": "--checkpoint", "epochs": "--epochs", "lr": "--lr"}
 
 
+@functools.lru_cache(maxsize=None)
 def api_names() -> dict:
     """Python argument names and the flags that set them: :data:`CLI_NAMES`, and each setting's own
     name where it is a Python argument too (``max_rate`` -> ``--max-rate``, ``planes`` -> ``--planes``),
@@ -426,8 +428,9 @@ def api_names() -> dict:
     last: dict = {}
     for s in SETTINGS:
         last.setdefault(s.key.rsplit(".", 1)[-1], set()).add(s.flag)
-    derived = {name: next(iter(flags)) for name, flags in last.items() if len(flags) == 1 and "_" in name
-               or len(flags) == 1 and name in ("planes", "variant", "covariance", "encoding", "classes", "hidden")}
+    plain = ("planes", "variant", "covariance", "encoding", "classes", "hidden")  # one-word names that are arguments
+    derived = {name: next(iter(flags)) for name, flags in last.items()
+               if len(flags) == 1 and ("_" in name or name in plain)}
     return {**derived, **CLI_NAMES}
 
 
