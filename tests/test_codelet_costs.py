@@ -333,6 +333,7 @@ EXPECTED_CODE_BYTES = {
     "spike_scan": 512, "spike_combine": 768, "partial_reduce": 384, "grad_copies_reduce": 384,
     "count_cross_entropy": 768, "count_spikes": 256, "sgd": 256, "adam": 768,
     "poplin.matmul": 2048, "popops.neuron_map": 1024,  # the PopTorch program (docs/cost-model.md §3, §7)
+    "popops.binary_op": 384, "poplin.reduce": 768,  # PopART's element-wise ops, poplin's partial-sum reduce
 }
 
 
@@ -357,6 +358,8 @@ def test_footprint_code_once_plus_vertex_state():
     _eq(CODELETS["count_spikes"].footprint(0), 0)
     _eq(CODELETS["adam"].footprint(np.array([[2, 0], [0, 5]])), [[768 + 64, 0], [0, 768 + 160]])
     _eq(CODELETS["poplin.matmul"].footprint([0, 1, 4]), [0, 2048 + 32, 2048 + 32 * 4])
+    _eq(CODELETS["popops.binary_op"].footprint([0, 2]), [0, 384 + 32 * 2])
+    _eq(CODELETS["poplin.reduce"].footprint([3]), [768 + 32 * 3])
 
 
 # ---------------------------------------------------------------- properties of the barrel model
