@@ -6,7 +6,7 @@ import pytest
 
 from mimdsim.cli import main
 from mimdsim.errors import ConfigError
-from mimdsim.validation import SOURCES, load, run_all, run_source
+from mimdsim.validation import SOURCES, Point, load, run_all, run_source
 
 # The worst model ÷ measured (as times) per source, as docs/validation.md records it; a change that moves
 # a ratio further from 1 than this fails here and must say why in that table.
@@ -51,6 +51,20 @@ def test_study_log_at_one_percent_keeps_the_logs_trend_with_depth():
     assert [p.label for p in pts] == [f"{h} hidden, 1%" for h in (2, 3, 4, 5)]
     assert pts[-1].model < pts[0].model
     assert all(_factor(p.ratio) <= 1.35 for p in pts), [p.ratio for p in pts]
+
+
+def test_band_check_reads_the_measurement_at_its_printed_resolution():
+    """Keras prints whole milliseconds (' %.0fms'), so a logged 4 ms is a time in [3.5, 4.5]: the band check
+    is an overlap of intervals, and a measurement with no resolution is a point."""
+    def point(band, resolution):
+        return Point("p", 5.0, 4.0, "ms/step", 1.25, band=band, resolution=resolution)
+    assert point([4.4, 6.0], 1.0).inside and not point([4.4, 6.0], 0.0).inside
+    assert not point([4.6, 6.0], 1.0).inside and point([2.0, 3.5], 1.0).inside and not point([2.0, 3.4], 1.0).inside
+    assert point(None, 1.0).inside is None
+    assert load("study-log")["provenance"]["resolution_ms"] == 1.0
+    pts = run_source("study-log", quick=True).points
+    assert all(p.resolution == 1.0 for p in pts)
+    assert [p.to_dict()["resolution"] for p in pts] == [1.0] * 4
 
 
 def test_cli_validate(tmp_path, capsys):

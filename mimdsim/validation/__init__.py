@@ -29,11 +29,16 @@ class Point:
     ratio: float  # model time / measured time
     note: str = ""
     band: list | None = None  # the model's [low, high] in the source's unit when named assumptions move
+    resolution: float = 0.0  # the measurement's printed step: the true value lies within +- resolution / 2
 
     @property
     def inside(self) -> bool | None:
-        """Whether the measurement falls inside the model's band (None: no band)."""
-        return None if self.band is None else self.band[0] <= self.measured <= self.band[1]
+        """Whether the measurement, as far as its printed resolution tells it, falls inside the model's
+        band (None: no band): the intervals [measured -+ resolution / 2] and [low, high] overlap."""
+        if self.band is None:
+            return None
+        half = self.resolution / 2
+        return self.band[0] <= self.measured + half and self.measured - half <= self.band[1]
 
     def to_dict(self) -> dict:
         return {**self.__dict__, "inside_band": self.inside}
@@ -87,7 +92,8 @@ def _study_log(doc, quick):
         ms = r.seconds_per_step * 1e3
         out.append(Point(f"{p['hidden_layers']} hidden, {p['max_activity']:.0%}", ms, p["measured_ms_per_step"],
                          "ms/step", ms / p["measured_ms_per_step"],
-                         band=[1e3 * x for x in r.uncertainty["seconds_per_step"]]))
+                         band=[1e3 * x for x in r.uncertainty["seconds_per_step"]],
+                         resolution=doc["provenance"]["resolution_ms"]))
     return out, "lists half full: activity = max activity / 2 per layer (the command line's default)"
 
 
@@ -228,6 +234,10 @@ def run_all(sources=None, quick: bool = False) -> list[SourceResult]:
     return [run_source(s, quick) for s in (sources or SOURCES)]
 
 
+def _measured_text(p: Point) -> str:
+    return f"{p.measured:.4g}" + (f"±{p.resolution / 2:g}" if p.resolution else "")
+
+
 def summary_table(results, points: bool = False) -> str:
     lines = ["model ÷ measured, as times (above 1: the model is slower than measured). Nothing fitted.", "",
              f"{'source':<14}{'points':>7}{'median':>9}{'best':>8}{'worst':>8}{'in band':>9}  what"]
@@ -246,6 +256,6 @@ def summary_table(results, points: bool = False) -> str:
                       f"  {'point':<44}{'model':>12}{'band':>22}{'measured':>12}{'ratio':>8}  unit"]
             lines += [f"  {p.label:<44}{p.model:>12.4g}"
                       + (f"  {f'{p.band[0]:.4g}-{p.band[1]:.4g}':>16}{' in ' if p.inside else ' out'}" if p.band else f"{'-':>22}")
-                      + f"{p.measured:>12.4g}{p.ratio:>8.2f}  {p.unit}"
+                      + f"{_measured_text(p):>12}{p.ratio:>8.2f}  {p.unit}"
                       + (f"  ({p.note})" if p.note else "") for p in r.points]
     return "\n".join(lines)
