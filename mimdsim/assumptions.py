@@ -258,12 +258,29 @@ def pinned_fields(kind: str, preset: str) -> dict:
     return spec_overrides(kind, preset, dict(_PINNED))
 
 
-def markdown_table() -> str:
-    """docs/cost-model.md's table of named assumptions (a test checks the page against it)."""
+def register(a: Assumption) -> None:
+    """Add an entry made elsewhere: the energy model's constants with a range (kind "energy",
+    ``mimdsim.energy.constants``) register themselves here, so one registry, one ``--assume`` and one
+    band shape hold them."""
+    REGISTRY[a.name] = a
+
+
+def _presets_label(a: Assumption) -> str:
+    if a.kind != "energy":
+        return "all" if a.presets in (CHIPS, GPUS) else ", ".join(a.presets)
+    groups = {CHIPS: "all chips", GPUS: "all GPUs", CHIPS + GPUS: "all chips and GPUs"}
+    return groups.get(a.presets, ", ".join(a.presets))
+
+
+def markdown_table(energy: bool = False) -> str:
+    """docs/cost-model.md's table of named assumptions, or with ``energy`` docs/energy.md's (a test
+    checks each page against it)."""
     lines = ["| name | value | low | high | unit | sets | presets | reasoning / source of the range |",
              "|---|---|---|---|---|---|---|---|"]
     for a in REGISTRY.values():
-        presets = "all" if a.presets in (CHIPS, GPUS) else ", ".join(a.presets)
+        if (a.kind == "energy") != energy:
+            continue
+        presets = _presets_label(a)
         lines.append(f"| `{a.name}` | {a.value:g} | {a.low:g} | {a.high:g} | {a.unit} | `{a.target}` | {presets} | "
                      f"{a.reasoning} |")
     return "\n".join(lines)

@@ -51,7 +51,9 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     opt = optimizer.kind if optimizer is not None else "adam"
     others, refused = {}, {}
     spec = gpu_spec_with(gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu), assume)
-    held = {k: v for k, v in assume.items() if A.REGISTRY[k].kind == "framework"}  # eager's host work, pinned
+    # pinned while the columns are costed: eager's host work (the GPU's own fields are set on its spec) and
+    # the energy constants
+    held = {k: v for k, v in assume.items() if A.REGISTRY[k].kind in ("framework", "energy")}
     for s in strategies:
         def at(g, s=s, check=True):
             with A.pinned(held):
@@ -80,7 +82,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
 
         r, kernels = traced(spec)
         r.activity = kernel_activity(kernels, r.placement["precision"])
-        r.energy = gpu_energy(r, spec)
+        with A.pinned(held):
+            r.energy = gpu_energy(r, spec)
         if band:  # the trace is costed with pytorch-eager's host constants
             r.uncertainty = gpu_band(lambda g: traced(g)[0], spec, assume, rep.batch_size, r.seconds_per_step,
                                      "pytorch-eager")
@@ -91,7 +94,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         array = systolic_spec_with(systolic if isinstance(systolic, SystolicSpec) else systolic_spec(systolic), assume)
 
         def arrayed(a):
-            return systolic_estimate(net, a, timesteps=rep.timesteps, batch_size=rep.batch_size, optimizer=opt)
+            with A.pinned(held):
+                return systolic_estimate(net, a, timesteps=rep.timesteps, batch_size=rep.batch_size, optimizer=opt)
 
         others["systolic"] = arrayed(array)
         if band:
