@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from .arch.chip import PCIE_GEN4_X16
 from .errors import ConfigError
 from .kernels.assumed import PINNED as _PINNED
 from .validate import did_you_mean
@@ -131,6 +132,55 @@ _add("gpu_matrix_efficiency_scale", 1.0, 0.82, 1.0, "x the curve", "gpu.matrix_e
      "FP16 peak (HW), 0.82 x 0.95; the scale multiplies every point of the curve", domain=(0.01, 1.0))
 
 
+# ==== issue 25 (b): the remaining assumptions the docs mark (kept in one block to ease merging) ====
+# ---- Bow and MK1 values set equal to another preset's (ChipSpec fields of those presets) -----------
+_add("mk1_link_bytes_per_second", 128e9, 128e9, 192e9, "B/s", "chip.link_bytes_per_second", ("ipu-mk1",),
+     "MK1: the C2 card's 128 GB/s card to card (GC, CIT), the conservative one of two published figures; "
+     "high: the 192 GB/s between the two IPUs of one C2 card (GC, CIT), what a 2-chip system on one card gets",
+     domain=(1e6, 1e15))
+_add("bow_link_bytes_per_second", 320e9, 320e9, 446e9, "B/s", "chip.link_bytes_per_second", ("bow",),
+     "Bow: no figure found; equal to MK2's 10 IPU-Links, 320 GB/s (GC), the same GC200 die (the wafer-on-wafer "
+     "part only delivers power); high: the link clock raised with the core clock, 320 x 1.85 / 1.327 GHz = 446 GB/s",
+     domain=(1e6, 1e15))
+_add("bow_host_bytes_per_second", PCIE_GEN4_X16, 12.5e9, PCIE_GEN4_X16, "B/s", "chip.host_bytes_per_second",
+     ("bow",),
+     "Bow: no figure found; equal to MK2's PCIe Gen4 x16 (31.5 GB/s one way, GC), in a Bow-2000 the IPU-to-Gateway "
+     "link of the same die; low: the host server's one 100 GbE RoCE NIC per machine (12.5 GB/s, docs/cost-model.md "
+     "§7.4), if the step's host streams cross it", domain=(1e6, 1e15))
+# ---- eager PyTorch's host work (kind "framework": FrameworkSpec fields of the pytorch-eager preset) ---
+# Measured on this project's CPU, not the studies' GPU hosts (docs/gpu-model.md, Frameworks): each range
+# runs from the lowest median measured here (benchmarks/eager_host.py, 2026-11-30 and the later noisy
+# re-measure in docs/validation.md) plus an asynchronous enqueue (2.6 us, HW) to the slowest repeat
+# measured plus the 3.0 us cuLaunchKernel (meta-pytorch/tritonbench PR #1017).
+_EAGER = ("pytorch-eager",)
+_add("eager_host_forward_op_s", 12e-6, 8.3e-6, 18e-6, "s per op", "framework.host_forward_op_s", _EAGER,
+     "snnTorch Python + dispatcher + autograd recording per device op (benchmarks/eager_host.py): 9 us measured "
+     "(10.6 us median, 8.9-15.0 over 7 repeats; 8.5-9.3 in the census) + 3.0 us launch; low, the re-measure's "
+     "5.7 us median + 2.6 us; high, the slowest repeat 15.0 us + 3.0 us", domain=(0, 1e-3))
+_add("eager_host_backward_op_s", 7.5e-6, 5.9e-6, 12.5e-6, "s per op", "framework.host_backward_op_s", _EAGER,
+     "the C++ autograd engine per device op: 4.5 us measured (4.2-5.8) + 3.0 us launch; low, the re-measure's "
+     "3.3 us median + 2.6 us; high, its slowest repeat 9.5 us + 3.0 us", domain=(0, 1e-3))
+_add("eager_loss_call_s", 250e-6, 190e-6, 290e-6, "s per call", "framework.loss_call_s", _EAGER,
+     "snnTorch's ce_count_loss builds nn.LogSoftmax and nn.NLLLoss on every call: 190-290 us measured on this "
+     "machine (the spread is the range)", domain=(0, 1.0))
+_add("eager_optimizer_call_s", 400e-6, 300e-6, 480e-6, "s per call", "framework.optimizer_call_s", _EAGER,
+     "Adam.step()'s Python-level work for 4 parameters: 300-480 us measured on this machine (the spread is the "
+     "range)", domain=(0, 1.0))
+# ---- systolic arrays (kind "systolic": SystolicSpec fields; docs/systolic-model.md, Presets) ---------
+_add("tpu_vector_flops_per_cycle", 256, 128, 512, "FLOP/cycle", "systolic.vector_flops_per_cycle",
+     ("tpu-v1", "scalesim-google"),
+     "TPU v1's vector work (neuron updates, optimizer) at one element per array column per cycle, the 256-wide "
+     "activation path (Jouppi et al. 2017 give no rate for element-wise work); low, half: each op a read and a "
+     "write of the Unified Buffer through one port; high, a multiply-add per lane per cycle", domain=(1, 1e6))
+_add("scalesim32_vector_flops_per_cycle", 32, 16, 64, "FLOP/cycle", "systolic.vector_flops_per_cycle",
+     ("scalesim-32x32",), "SCALE-Sim has no vector unit: one element per column per cycle; range as for "
+     "tpu_vector_flops_per_cycle (half, or a multiply-add per lane)", domain=(1, 1e6))
+_add("scalesim32_clock_hz", 1e9, 200e6, 1e9, "Hz", "systolic.clock_hz", ("scalesim-32x32",),
+     "SCALE-Sim has no clock (it counts cycles; its DRAM bandwidth is words per cycle, so the DRAM rate follows "
+     "the clock); 1 GHz, NVDLA's target clock; low, Eyeriss's 200 MHz (a 12 x 14 array, ISSCC 2016)",
+     domain=(1e6, 1e11))
+
+
 # ---- pinning --------------------------------------------------------------------------------------
 def get(name: str) -> Assumption:
     try:
@@ -202,12 +252,35 @@ def spec_overrides(kind: str, preset: str, values: dict) -> dict:
     return out
 
 
-def markdown_table() -> str:
-    """docs/cost-model.md's table of named assumptions (a test checks the page against it)."""
+def pinned_fields(kind: str, preset: str) -> dict:
+    """``{field: value}`` of the entries of ``kind`` pinned now that apply to ``preset`` (a framework's
+    host constants, read by :func:`mimdsim.gpu.framework.framework` while a band or ``--assume`` holds them)."""
+    return spec_overrides(kind, preset, dict(_PINNED))
+
+
+def register(a: Assumption) -> None:
+    """Add an entry made elsewhere: the energy model's constants with a range (kind "energy",
+    ``mimdsim.energy.constants``) register themselves here, so one registry, one ``--assume`` and one
+    band shape hold them."""
+    REGISTRY[a.name] = a
+
+
+def _presets_label(a: Assumption) -> str:
+    if a.kind != "energy":
+        return "all" if a.presets in (CHIPS, GPUS) else ", ".join(a.presets)
+    groups = {CHIPS: "all chips", GPUS: "all GPUs", CHIPS + GPUS: "all chips and GPUs"}
+    return groups.get(a.presets, ", ".join(a.presets))
+
+
+def markdown_table(energy: bool = False) -> str:
+    """docs/cost-model.md's table of named assumptions, or with ``energy`` docs/energy.md's (a test
+    checks each page against it)."""
     lines = ["| name | value | low | high | unit | sets | presets | reasoning / source of the range |",
              "|---|---|---|---|---|---|---|---|"]
     for a in REGISTRY.values():
-        presets = "all" if a.presets in (CHIPS, GPUS) else ", ".join(a.presets)
+        if (a.kind == "energy") != energy:
+            continue
+        presets = _presets_label(a)
         lines.append(f"| `{a.name}` | {a.value:g} | {a.low:g} | {a.high:g} | {a.unit} | `{a.target}` | {presets} | "
                      f"{a.reasoning} |")
     return "\n".join(lines)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import assumptions as A
 from .arch.gpu import GpuSpec, gpu as gpu_spec
-from .engine.band import gpu_band, gpu_spec_with
+from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
 from .errors import ConfigError, OutOfDeviceMemory
 from .report.comparison import Comparison
 from .validate import check_choice
@@ -51,10 +51,15 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     opt = optimizer.kind if optimizer is not None else "adam"
     others, refused = {}, {}
     spec = gpu_spec_with(gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu), assume)
+    # pinned while the columns are costed: eager's host work (the GPU's own fields are set on its spec) and
+    # the energy constants
+    held = {k: v for k, v in assume.items() if A.REGISTRY[k].kind in ("framework", "energy")}
     for s in strategies:
         def at(g, s=s, check=True):
-            return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s, precision=precision,
-                            activity=measured[1:], input_activity=measured[0], optimizer=opt, check_memory=check)
+            with A.pinned(held):
+                return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s,
+                                precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt,
+                                check_memory=check)
         try:
             others[s] = at(spec)
         except OutOfDeviceMemory as e:
@@ -62,7 +67,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
             continue
         if band:  # memory does not move with a time assumption: checked once
             others[s].uncertainty = gpu_band(lambda g: at(g, check=False), spec, assume, rep.batch_size,
-                                             others[s].seconds_per_step)
+                                             others[s].seconds_per_step, others[s].placement.get("framework"))
     if gpu_trace is not None:
         from .energy import gpu_energy, kernel_activity
         from .gpu.trace import Trace
@@ -71,11 +76,29 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
 
         tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(gpu_trace, batch_size=rep.batch_size,
                                                                         timesteps=rep.timesteps)
-        r, kernels = costed_trace(tr, spec, precision=precision)
+        def traced(g):
+            with A.pinned(held):
+                return costed_trace(tr, g, precision=precision)
+
+        r, kernels = traced(spec)
         r.activity = kernel_activity(kernels, r.placement["precision"])
-        r.energy = gpu_energy(r, spec)
+        with A.pinned(held):
+            r.energy = gpu_energy(r, spec)
+        if band:  # the trace is costed with pytorch-eager's host constants
+            r.uncertainty = gpu_band(lambda g: traced(g)[0], spec, assume, rep.batch_size, r.seconds_per_step,
+                                     "pytorch-eager")
         others["trace"] = r
     if systolic is not None:
-        others["systolic"] = systolic_estimate(net, systolic, timesteps=rep.timesteps, batch_size=rep.batch_size,
-                                               optimizer=opt)
+        from .arch.systolic import SystolicSpec, systolic as systolic_spec
+
+        array = systolic_spec_with(systolic if isinstance(systolic, SystolicSpec) else systolic_spec(systolic), assume)
+
+        def arrayed(a):
+            with A.pinned(held):
+                return systolic_estimate(net, a, timesteps=rep.timesteps, batch_size=rep.batch_size, optimizer=opt)
+
+        others["systolic"] = arrayed(array)
+        if band:
+            others["systolic"].uncertainty = systolic_band(arrayed, array, assume, rep.batch_size,
+                                                           others["systolic"].seconds_per_step)
     return Comparison(rep, others, refused, run=run)

@@ -147,7 +147,8 @@ def test_compare_bands_every_column_with_the_gpus_assumptions():
     assert set(d["uncertainty"]["speedup"]) == {"compiled", "eager", "fused"}
     for k, (lo, hi) in c.speedup_band.items():
         g = c.gpu[k].uncertainty
-        assert {x["name"] for x in g["drivers"]} == {a.name for a in A.for_preset("gpu", "a100-40gb")}
+        assert {x["name"] for x in g["drivers"]} == {a.name for a in A.for_preset("gpu", "a100-40gb")} | \
+            {a.name for a in A.for_preset("framework", c.gpu[k].placement["framework"])}
         for x in g["drivers"]:  # floors and launches cost time; a higher efficiency saves it
             assert (x["at_high"] <= x["at_low"]) if x["name"] in FASTER_AT_HIGH else (x["at_low"] <= x["at_high"])
         m = c.mimd.uncertainty["samples_per_second"]
@@ -200,3 +201,120 @@ def test_validate_says_whether_each_point_is_inside_its_band():
     assert Point("p", 8.0, 6.0, "ms/step", 8 / 6, band=[5.5, 9.0]).inside is True
     assert Point("p", 8.0, 4.0, "ms/step", 2.0, band=[5.5, 9.0]).to_dict()["inside_band"] is False
     assert Point("p", 8.0, 4.0, "ms/step", 2.0).inside is None
+
+
+# ---- issue 25 (b): eager PyTorch's host constants, the systolic arrays', Bow/MK1's, the energy constants ----
+EAGER = ("eager_host_forward_op_s", "eager_host_backward_op_s", "eager_loss_call_s", "eager_optimizer_call_s")
+
+
+def _compare(**kw):
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    return compare(net, "ipu-mk2", "a100-40gb", timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05, **kw)
+
+
+def test_eager_host_constants_drive_the_eager_column_and_equal_a_full_rerun():
+    c = _compare(strategies=("eager",), systolic="scalesim-32x32")
+    r = c.gpu["eager"]
+    drivers = {d["name"]: d for d in r.uncertainty["drivers"]}
+    assert set(EAGER) <= set(drivers)
+    launches = r.placement["kernel_launches"]
+    for name in EAGER:
+        d, a = drivers[name], A.REGISTRY[name]
+        assert d["at_low"] <= r.seconds_per_step <= d["at_high"], d  # host work costs time
+        # a per-op or per-call cost moves the step by at most (high - low) x its ops (the device hides the rest)
+        assert d["at_high"] - d["at_low"] <= (a.high - a.low) * launches * (1 + 1e-12)
+        for end, got in zip(d["range"], (d["at_low"], d["at_high"])):
+            full = _compare(strategies=("eager",), assume={name: end}, band=False).gpu["eager"]
+            assert got == pytest.approx(full.seconds_per_step, rel=1e-12, abs=0), (name, end)
+    fwd = drivers["eager_host_forward_op_s"]
+    assert fwd["at_high"] > fwd["at_low"]  # the forward pass is host-bound at this size: it moves
+    lo, hi = r.uncertainty["seconds_per_step"]
+    assert lo <= min(d["at_low"] for d in drivers.values()) and max(d["at_high"] for d in drivers.values()) <= hi
+    # the speedup band of the column widens to hold them
+    assert c.speedup_band["eager"][1] >= c.mimd.uncertainty["samples_per_second"][1] / (SMALL["B"] / fwd["at_high"])
+    # pinned: a held constant is no driver and is recorded
+    pinned = _compare(strategies=("eager",), assume={"eager_host_forward_op_s": 8.3e-6}, band=True).gpu["eager"]
+    assert pinned.seconds_per_step == pytest.approx(fwd["at_low"], rel=1e-12)
+    assert pinned.uncertainty["pinned"] == {"eager_host_forward_op_s": 8.3e-6}
+    assert "eager_host_forward_op_s" not in {d["name"] for d in pinned.uncertainty["drivers"]}
+
+
+def test_systolic_assumptions_band_the_systolic_column():
+    c = _compare(strategies=("fused",), systolic="scalesim-32x32")
+    s = c.systolic
+    d = {x["name"]: x for x in s.uncertainty["drivers"]}
+    assert set(d) == {"scalesim32_clock_hz", "scalesim32_vector_flops_per_cycle"}
+    # the clock moves a SCALE-Sim step exactly as used / value (its DRAM bandwidth is per cycle)
+    assert d["scalesim32_clock_hz"]["at_low"] == pytest.approx(s.seconds_per_step * 1e9 / 200e6, rel=1e-12)
+    assert d["scalesim32_clock_hz"]["at_high"] == s.seconds_per_step
+    v = d["scalesim32_vector_flops_per_cycle"]
+    assert v["at_high"] <= s.seconds_per_step <= v["at_low"] and v["at_high"] < v["at_low"]  # a rate: faster at high
+    for name, x in d.items():
+        for end, got in zip(x["range"], (x["at_low"], x["at_high"])):
+            full = _compare(strategies=("fused",), systolic="scalesim-32x32", assume={name: end}, band=False).systolic
+            assert got == pytest.approx(full.seconds_per_step, rel=1e-12, abs=0), (name, end)
+    lo, hi = s.uncertainty["seconds_per_step"]
+    assert lo <= min(x["seconds_per_step"][0] for x in d.values()) and hi >= max(x["at_low"] for x in d.values())
+    assert c.speedup_band["systolic"][1] > c.mimd.uncertainty["samples_per_second"][1] / s.samples_per_second
+
+
+@pytest.mark.parametrize("preset,field,name", [("bow", "link_bytes_per_second", "bow_link_bytes_per_second"),
+                                               ("bow", "host_bytes_per_second", "bow_host_bytes_per_second"),
+                                               ("ipu-mk1", "link_bytes_per_second", "mk1_link_bytes_per_second")])
+def test_bow_and_mk1_values_set_equal_to_another_preset_are_drivers(preset, field, name):
+    assert float(getattr(chip(preset), field)) == A.REGISTRY[name].value
+    assert A.REGISTRY[name].presets == (preset,) and name not in {a.name for a in A.for_preset("chip", "ipu-mk2")}
+    chips = 2 if "link" in name else 1
+    r = _run(preset, chips, neurons_per_tile=8 if chips == 2 else None)
+    d = next(x for x in r.uncertainty["drivers"] if x["name"] == name)
+    assert d["at_high"] <= r.seconds_per_step <= d["at_low"]  # a bandwidth: never slower when higher
+    if "host" in name:  # the step's input stream crosses the host link: it moves
+        assert d["at_high"] < d["at_low"]
+    for end, got in zip(d["range"], (d["at_low"], d["at_high"])):
+        full = _run(preset, chips, assume={name: end}, band=False, neurons_per_tile=8 if chips == 2 else None)
+        assert got == pytest.approx(full.seconds_per_step, rel=1e-12, abs=0), (name, end)
+    lo, hi = r.uncertainty["seconds_per_step"]
+    assert lo <= d["at_high"] and d["at_low"] <= hi
+
+
+def test_energy_constants_are_assumptions_whose_band_equals_full_reruns():
+    from mimdsim.energy import CONSTANTS
+    for c in CONSTANTS.values():  # every energy constant with a range is one registry entry, same value
+        assert (c.name in A.REGISTRY) == (c.low < c.high), c.name
+        if c.low < c.high:
+            a = A.REGISTRY[c.name]
+            assert (a.kind, a.value, a.low, a.high, a.unit) == ("energy", c.value, c.low, c.high, c.unit)
+    r = _run()
+    b = r.energy["band"]
+    names = {d["name"] for d in b["drivers"]}
+    assert {"ipu-mk2.idle_w", "ipu-mk2.tile_cycle_pj", "ipu.exchange_pj_per_byte", "host.pcie_pj_per_bit"} <= names
+    assert all(A.REGISTRY[n].applies("ipu-mk2") for n in names)
+    for d in b["drivers"]:
+        assert d["at_low"] <= r.energy["joules_per_step"] <= d["at_high"], d  # every constant costs energy
+        for end, got in zip(d["range"], (d["at_low"], d["at_high"])):
+            full = _run(assume={d["name"]: end}, band=False).energy["joules_per_step"]
+            assert got == pytest.approx(full, rel=1e-12, abs=0), (d["name"], end)
+        assert b["joules_per_step"][0] <= d["at_low"] and d["at_high"] <= b["joules_per_step"][1]
+    # the corners: every driver at its low (high) end at once, re-run in full
+    for i, end in enumerate(("low", "high")):
+        full = _run(assume={n: getattr(A.REGISTRY[n], end) for n in names}, band=False).energy
+        assert b["joules_per_step"][i] == pytest.approx(full["joules_per_step"], rel=1e-12)
+        assert full["band"]["joules_per_step"] == [full["joules_per_step"]] * 2 and full["band"]["assumptions"] == 0
+    assert r.seconds_per_step == _run(assume={"ipu-mk2.idle_w": 100}, band=False).seconds_per_step  # energy only
+
+
+def test_new_names_on_the_command_line(tmp_path, capsys):
+    flags = ["--layers", "200,64,64,4", "--timesteps", "12", "--batch", "4", "--max-activity", "0.1", "--quiet"]
+    out = tmp_path / "c.json"
+    assert main(["compare", *flags, "--strategy", "eager", "--systolic", "scalesim-32x32", "--assume",
+                 "eager_host_forward_op_s=8.3e-6", "--assume", "scalesim32_clock_hz=5e8", "--assume",
+                 "ipu-mk2.idle_w=40", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["gpu"]["eager"]["uncertainty"]["pinned"] == {"eager_host_forward_op_s": 8.3e-6}
+    assert d["systolic"]["uncertainty"]["pinned"] == {"scalesim32_clock_hz": 5e8}
+    assert d["mimd"]["energy"]["band"]["pinned"] == {"ipu-mk2.idle_w": 40.0}
+    capsys.readouterr()
+    assert _exit(["simulate", "--assume", "eager_host_forward_op=1e-5"]) != 0
+    assert "Did you mean 'eager_host_forward_op_s'" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match=r"outside 1e\+06-1e\+11"):
+        A.check({"scalesim32_clock_hz": 10})

@@ -155,3 +155,18 @@ def test_plot_writes_energy_by_component(tmp_path):
     assert (tmp_path / "fig" / "energy.png").exists() and (tmp_path / "fig" / "energy.svg").exists()
     svg = (tmp_path / "fig" / "energy.svg").read_text()
     assert "static" in svg and " W" in svg
+
+
+def test_the_docs_energy_tables_are_the_registry():
+    """docs/energy.md's table of energy assumptions is generated from mimdsim/assumptions.py (kind "energy",
+    the same shape as docs/cost-model.md §9's), and its table of stated constants from mimdsim/energy/constants.py."""
+    import pathlib
+    from mimdsim import assumptions as A
+    from mimdsim.energy import constants as C
+    text = (pathlib.Path(__file__).parent.parent / "docs" / "energy.md").read_text()
+    for start, end, table in (("<!-- energy assumptions table: generated from mimdsim/assumptions.py -->",
+                               "<!-- end of energy assumptions table -->", A.markdown_table(energy=True)),
+                              ("<!-- energy stated constants: generated from mimdsim/energy/constants.py -->",
+                               "<!-- end of energy stated constants -->", C.markdown_table())):
+        assert text[text.index(start):text.index(end)].split("\n", 1)[1].strip() == table
+    assert "| `ipu-mk2.idle_w` | 60 | 36 | 105 | W | `energy.ipu-mk2.idle_w` | ipu-mk2 |" in A.markdown_table(energy=True)

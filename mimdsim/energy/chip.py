@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..arch.chip import PRESETS
 from ..report import Report
-from .constants import constant, has_power_limits, power_limits
+from .constants import has_power_limits, power_limits
 from .summary import energy_section
 
 
@@ -28,18 +28,18 @@ def chip_energy(report: Report, system) -> dict | None:
     seconds = report.seconds_per_step
     clock_ratio = chip.clock_hz / PRESETS[name]["clock_hz"]
 
-    def parts(c):
-        idle = constant(f"{name}.idle_w", c)
-        leak = min(constant("ipu.leakage_share", c) * constant(f"{name}.max_w", c), idle)
+    def parts(get):
+        idle = get(f"{name}.idle_w")
+        leak = min(get("ipu.leakage_share") * get(f"{name}.max_w"), idle)
         cycles = a["tile_compute_cycles"]
         return {
             "static": system.chips * (leak + (idle - leak) * clock_ratio) * seconds,
-            "compute": cycles * constant(f"{name}.tile_cycle_pj", c) * 1e-12,
-            "memory": cycles * constant("ipu.sram_bytes_per_cycle", c) * constant(f"{name}.sram_pj_per_byte", c)
+            "compute": cycles * get(f"{name}.tile_cycle_pj") * 1e-12,
+            "memory": cycles * get("ipu.sram_bytes_per_cycle") * get(f"{name}.sram_pj_per_byte")
             * 1e-12,
-            "exchange": a["exchange_bytes"] * constant("ipu.exchange_pj_per_byte", c) * 1e-12,
-            "host": 8e-12 * (a["link_bytes"] * constant("ipu.link_pj_per_bit", c)
-                             + a["host_bytes"] * constant("host.pcie_pj_per_bit", c)),
+            "exchange": a["exchange_bytes"] * get("ipu.exchange_pj_per_byte") * 1e-12,
+            "host": 8e-12 * (a["link_bytes"] * get("ipu.link_pj_per_bit")
+                             + a["host_bytes"] * get("host.pcie_pj_per_bit")),
         }
 
     idle, peak = power_limits(name)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import assumptions as A
 from ..arch.chip import PRESETS as CHIP_PRESETS
 from ..arch.gpu import MATRIX_EFFICIENCY, PRESETS as GPU_PRESETS, VECTOR_EFFICIENCY
 from ..arch.systolic import SYSTOLIC_PRESETS
@@ -43,19 +44,37 @@ class Constant:
 CONSTANTS: dict[str, Constant] = {}
 
 
+def _presets(name: str) -> tuple:
+    """The presets an energy constant applies to, from its name's prefix."""
+    head = name.split(".", 1)[0]
+    groups = {"ipu": A.CHIPS, "gpu": A.GPUS, "systolic": tuple(SYSTOLIC_PRESETS), "host": A.CHIPS + A.GPUS}
+    return groups.get(head, (head,))
+
+
 def _add(name, value, low=None, high=None, unit="", source=""):
-    CONSTANTS[name] = Constant(name, float(value), float(value if low is None else low),
-                               float(value if high is None else high), unit, source)
+    c = CONSTANTS[name] = Constant(name, float(value), float(value if low is None else low),
+                                   float(value if high is None else high), unit, source)
+    if c.low < c.high:  # a range: a named assumption (kind "energy") that the band moves and --assume pins
+        A.register(A.Assumption(name, c.value, c.low, c.high, unit, f"energy.{name}", _presets(name), source))
 
 
 def constant(name: str, corner: str = "value") -> float:
-    """The constant ``name`` at ``corner`` ('value', 'low' or 'high')."""
+    """The constant ``name`` at ``corner`` ('value': the value used, or the one ``--assume`` pins;
+    'low' or 'high': its range's end)."""
     if corner not in CORNERS:
         raise ConfigError(f"energy corner {corner!r}: expected one of {', '.join(CORNERS)}")
     try:
-        return CONSTANTS[name].at(corner)
+        c = CONSTANTS[name]
     except KeyError:
         raise ConfigError(f"no energy constant {name!r}; see docs/energy.md for the registry") from None
+    return A.value(name) if corner == "value" and name in A.REGISTRY else c.at(corner)
+
+
+def markdown_table() -> str:
+    """docs/energy.md's table of the constants with no range (stated figures; a test checks the page)."""
+    lines = ["| name | value | unit | source |", "|---|---|---|---|"]
+    lines += [f"| `{c.name}` | {c.value:g} | {c.unit} | {c.source} |" for c in CONSTANTS.values() if c.low == c.high]
+    return "\n".join(lines)
 
 
 def has_power_limits(preset: str) -> bool:

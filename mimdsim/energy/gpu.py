@@ -11,7 +11,7 @@ Launch gaps and host-bound waits (eager PyTorch) burn idle power only.
 from __future__ import annotations
 
 from ..report import Report
-from .constants import constant, has_power_limits, power_limits
+from .constants import has_power_limits, power_limits
 from .summary import energy_section
 
 
@@ -37,16 +37,16 @@ def gpu_energy(report: Report, spec) -> dict | None:
     tensor_scale = spec.fp16_flops / spec.tf32_flops if p == "tf32" else 1.0
     cuda_scale = spec.fp32_flops / spec.fp16_vector_flops if p in ("fp16", "bf16") else 1.0
 
-    def parts(c):
-        idle = constant(f"{name}.idle_w", c)
-        busy_static = max(idle, constant("gpu.busy_static_share", c) * constant(f"{name}.max_w", c))
+    def parts(get):
+        idle = get(f"{name}.idle_w")
+        busy_static = max(idle, get("gpu.busy_static_share") * get(f"{name}.max_w"))
         return {
             "static": idle * seconds + (busy_static - idle) * busy,
-            "compute": 1e-12 * (a["tensor_flops"] * tensor_scale * constant(f"{name}.tensor_pj_per_flop", c)
-                                + a["cuda_flops"] * cuda_scale * constant(f"{name}.cuda_fp32_pj_per_flop", c)),
-            "memory": 8e-12 * a["dram_bytes"] * constant(f"{name}.dram_pj_per_bit", c),
-            "host": a["launches"] * constant("gpu.launch_uj", c) * 1e-6
-            + 8e-12 * a["host_bytes"] * constant("host.pcie_pj_per_bit", c),
+            "compute": 1e-12 * (a["tensor_flops"] * tensor_scale * get(f"{name}.tensor_pj_per_flop")
+                                + a["cuda_flops"] * cuda_scale * get(f"{name}.cuda_fp32_pj_per_flop")),
+            "memory": 8e-12 * a["dram_bytes"] * get(f"{name}.dram_pj_per_bit"),
+            "host": a["launches"] * get("gpu.launch_uj") * 1e-6
+            + 8e-12 * a["host_bytes"] * get("host.pcie_pj_per_bit"),
         }
 
     return energy_section(parts, seconds, report.batch_size, power_limits(name), a, name)

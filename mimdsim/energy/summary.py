@@ -1,12 +1,18 @@
 """The energy section of a report: joules per step, watts and samples per joule, each with a band.
 
-Every architecture's model is a function ``parts(corner) -> {component: joules}`` with the
-components of :data:`COMPONENTS`. Energy grows with every constant, so the band's ends are the
-corners with every constant at its low end and at its high end (``docs/energy.md``).
+Every architecture's model is a function ``parts(get) -> {component: joules}`` with the
+components of :data:`COMPONENTS`, ``get(name)`` giving each energy constant. The band is the time
+band's shape (``mimdsim.engine.band``): the constants it read that are named assumptions (kind
+"energy", ``mimdsim.assumptions``) and not pinned by ``--assume`` each move over their range
+one at a time (the drivers, largest swing first), and the corners set each at the end that
+lowers, or raises, the joules (``docs/energy.md``). The step's time is the point estimate's.
 """
 from __future__ import annotations
 
 from typing import Callable
+
+from .. import assumptions as A
+from .constants import constant
 
 COMPONENTS = ("static", "compute", "memory", "exchange", "host")
 
@@ -14,17 +20,39 @@ COMPONENTS = ("static", "compute", "memory", "exchange", "host")
 def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int, limits: tuple,
                    activity: dict, preset: str) -> dict:
     """``Report.energy``: the central figures, their band, joules by component, the power limits."""
-    by = {corner: parts(corner) for corner in ("value", "low", "high")}
-    joules = {c: float(sum(v.values())) for c, v in by.items()}
-    j = joules["value"]
+    used: dict = {}
+
+    def central(name):  # the value used (or pinned), recording what the model reads
+        used[name] = constant(name)
+        return used[name]
+
+    by = parts(central)
+    j = float(sum(by.values()))
+
+    def joules(values: dict) -> float:
+        return float(sum(parts(lambda n: values.get(n, used[n])).values()))
+
+    pinned = {n: v for n, v in used.items() if n in A.REGISTRY and n in dict(A.pinned_key())}
+    drivers = [A.REGISTRY[n] for n in used if n in A.REGISTRY and n not in pinned]
+    rows, low_corner, high_corner = [], {}, {}
+    for a in drivers:
+        at_low, at_high = joules({a.name: a.low}), joules({a.name: a.high})
+        low_corner[a.name], high_corner[a.name] = (a.low, a.high) if at_low <= at_high else (a.high, a.low)
+        rows.append({"name": a.name, "value": a.value, "range": [a.low, a.high], "unit": a.unit,
+                     "joules_per_step": [min(at_low, at_high), max(at_low, at_high)], "at_low": at_low,
+                     "at_high": at_high})
+    rows.sort(key=lambda r: -(r["joules_per_step"][1] - r["joules_per_step"][0]))
+    lo, hi = min(joules(low_corner), j), max(joules(high_corner), j)
+    band = {"joules_per_step": [lo, hi], "watts": [lo / seconds, hi / seconds],
+            "samples_per_joule": [batch_size / hi, batch_size / lo], "assumptions": len(rows), "drivers": rows}
+    if pinned:
+        band["pinned"] = pinned
     return {
         "joules_per_step": j,
         "watts": j / seconds,
         "samples_per_joule": batch_size / j,
-        "band": {"joules_per_step": [joules["low"], joules["high"]],
-                 "watts": [joules["low"] / seconds, joules["high"] / seconds],
-                 "samples_per_joule": [batch_size / joules["high"], batch_size / joules["low"]]},
-        "by_component": {k: float(by["value"].get(k, 0.0)) for k in COMPONENTS},
+        "band": band,
+        "by_component": {k: float(by.get(k, 0.0)) for k in COMPONENTS},
         "power_limits_w": {"idle": limits[0], "max": limits[1]},
         "constants": preset,
         "activity": dict(activity),

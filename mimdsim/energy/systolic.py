@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..report import Report
-from .constants import constant, has_power_limits, power_limits
+from .constants import has_power_limits, power_limits
 from .summary import energy_section
 
 
@@ -39,12 +39,12 @@ def systolic_energy(report: Report, spec) -> dict | None:
     seconds = report.seconds_per_step
     mac = "systolic.int8_mac_pj" if spec.bytes_per_element == 1 else "systolic.fp16_mac_pj"
 
-    def parts(c):
+    def parts(get):
         return {
-            "static": constant(f"{name}.idle_w", c) * seconds,
-            "compute": 1e-12 * (a["macs"] * constant(mac, c) + a["vector_ops"] * constant("systolic.vector_pj_per_op", c)),
-            "memory": 1e-12 * (a["sram_bytes"] * constant("systolic.sram_pj_per_byte", c)
-                               + 8 * a["dram_bytes"] * constant("systolic.dram_pj_per_bit", c)),
+            "static": get(f"{name}.idle_w") * seconds,
+            "compute": 1e-12 * (a["macs"] * get(mac) + a["vector_ops"] * get("systolic.vector_pj_per_op")),
+            "memory": 1e-12 * (a["sram_bytes"] * get("systolic.sram_pj_per_byte")
+                               + 8 * a["dram_bytes"] * get("systolic.dram_pj_per_bit")),
         }
 
     return energy_section(parts, seconds, report.batch_size, power_limits(name), a, name)

@@ -210,12 +210,43 @@ def gpu_spec_with(spec, values: dict):
     return spec.replace(**fields) if fields else spec
 
 
-def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float) -> dict:
+def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float, framework: str | None = None) -> dict:
     """The band of a GPU column: ``estimate(spec) -> Report`` re-run (analytical, about a millisecond)
-    with each GPU assumption moved."""
-    out = band(lambda v: estimate(gpu_spec_with(spec, v)).seconds_per_step, drivers_of("gpu", spec, fixed),
+    with each GPU assumption moved, and each host constant of the column's ``framework`` (kind
+    "framework", e.g. eager PyTorch's per-op host cost), held by :func:`mimdsim.assumptions.pinned` for
+    the re-run: the eager timeline overlaps host and device, so a per-op cost moves the step by less
+    than (value - used) x ops wherever the device is the slower stream, and only a re-run is exact."""
+    drivers = drivers_of("gpu", spec, fixed)
+    if framework:
+        drivers += [a for a in A.for_preset("framework", framework) if a.name not in fixed]
+
+    def evaluate(values):
+        with A.pinned({k: v for k, v in values.items() if A.REGISTRY[k].kind == "framework"}):
+            return estimate(gpu_spec_with(spec, values)).seconds_per_step
+
+    out = band(evaluate, drivers, batch_size, base_seconds)
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "gpu"
+              or (A.REGISTRY[k].kind == "framework" and A.REGISTRY[k].applies(framework or ""))}
+    if pinned:
+        out["pinned"] = pinned
+    return out
+
+
+def systolic_spec_with(spec, values: dict):
+    """``spec`` (a SystolicSpec) with the systolic assumptions of ``values`` set; a clock moved keeps
+    the DRAM bandwidth in bytes per cycle (SCALE-Sim's bandwidth is words per cycle)."""
+    fields = A.spec_overrides("systolic", spec.name, values)
+    if "clock_hz" in fields:
+        fields["dram_bytes_per_second"] = spec.dram_bytes_per_cycle * fields["clock_hz"]
+    return spec.replace(**fields) if fields else spec
+
+
+def systolic_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float) -> dict:
+    """The band of a systolic column: ``estimate(spec) -> Report`` re-run (analytical) with each of the
+    array's assumptions moved (a clock moves the step by exactly used / value)."""
+    out = band(lambda v: estimate(systolic_spec_with(spec, v)).seconds_per_step, drivers_of("systolic", spec, fixed),
                batch_size, base_seconds)
-    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "gpu"}
+    pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "systolic" and A.REGISTRY[k].applies(spec.name)}
     if pinned:
         out["pinned"] = pinned
     return out

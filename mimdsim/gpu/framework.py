@@ -7,10 +7,12 @@ the matmul precision the framework uses for float32 by default.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import assumptions as A
 from ..validate import check_choice, check_number
 
 
@@ -31,7 +33,8 @@ class FrameworkSpec:
         check_choice("float32_matmul", self.float32_matmul, ("fp32", "tf32"), where=f"framework {self.name!r}: ")
 
 
-# Sources (docs/gpu-model.md, Frameworks; docs/as-built/gpu_frameworks.md §2):
+# Sources (docs/gpu-model.md, Frameworks; docs/as-built/gpu_frameworks.md §2); pytorch-eager's four host
+# figures are named assumptions (mimdsim/assumptions.py, eager_*: measured on this CPU, with ranges):
 # forward 9 us per device op measured for snnTorch 1.0 / torch 2.13 on this project's machine
 # (benchmarks/eager_host.py) + 3.0 us cuLaunchKernel (tritonbench #1017); backward 4.5 + 3.0 us;
 # ce_count_loss builds two modules per call (190-290 us measured); Adam.step() 300-480 us
@@ -69,7 +72,8 @@ def framework(name: str | FrameworkSpec = "pytorch-eager") -> FrameworkSpec:
     if isinstance(name, FrameworkSpec):
         return name
     check_choice("framework", name, tuple(FRAMEWORKS))
-    return FRAMEWORKS[name]
+    held = A.pinned_fields("framework", name)  # a band or --assume holding a host constant (eager_*)
+    return dataclasses.replace(FRAMEWORKS[name], **held) if held else FRAMEWORKS[name]
 
 
 def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarray]:

@@ -212,7 +212,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
     if choice.searched:
         report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
-    report.energy = chip_energy(report, program.system)
+    with A.pinned({k: v for k, v in assume.items() if A.REGISTRY[k].kind == "energy"}):  # --assume of an energy constant
+        report.energy = chip_energy(report, program.system)
     idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles,
                            searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer

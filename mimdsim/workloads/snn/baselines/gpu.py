@@ -173,11 +173,11 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     (the real snnTorch step traced, the default where torch and snnTorch are installed) or
     "census" (the hand census of snnTorch 1.0, the default without them); ``eager_trace.py``.
     """
-    from ....gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, default_precision
+    from ....gpu.framework import STRATEGY_FRAMEWORK, default_precision, framework
 
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     check_choice("strategy", strategy, STRATEGIES, where="GPU ")
-    fw = FRAMEWORKS[STRATEGY_FRAMEWORK[strategy]]
+    fw = framework(STRATEGY_FRAMEWORK[strategy])
     if precision is None:  # the framework's float32 matmul precision on this GPU
         precision = default_precision(strategy, spec)
     check_choice("precision", precision, PRECISIONS)
