@@ -325,3 +325,36 @@ def test_leaky_step_as_popart_builds_it():
     assert steps["fwd.neuron.op4.L1"]["compute"] == 25 * 329
     assert steps["fwd.neuron.op3.L1"]["compute"] == 25 * 227
     assert steps["fwd.neuron.op3.L1"]["sync"] == 0
+
+
+def test_linear_bias_as_poptorch_builds_it():
+    """nn.Linear's bias as PopTorch 2.5 builds it (linearHandler: matmul, then a separate add; its
+    gradient PopART's AddArg1GradOp, a ReduceSum over the batch; docs/cost-model.md §7.4). The add:
+    BinaryOp1D on the fullest tile's 87 elements, 6 (29 + 8 x 3) + 11 = 329 cycles a step. The
+    gradient [128 x 1000] -> [1000], planned as popops's calculateSplit by hand: sqrt(128) = 11
+    partials per output, min columns (250 // 11) x 4 = 88 -> 12 pieces of 84; ideal piece
+    128,000 // 1472 = 86 elements -> N = 10,752 // 86 = 125, fewer than 2 rows a piece -> N = 64
+    chunks of 2 rows (768 tiles); then 1000 outputs on 250 tiles, 4 each, of 64 partials, split
+    between the 6 workers (11 rows each) and combined in a second on-tile stage (6 partials)."""
+    from mimdsim.engine.run import run_program
+    from mimdsim.kernels.poplibs import binary_op_cycles, reduce_cycles
+    from mimdsim.workloads.snn.programs.poptorch import bias_reduction
+
+    assert bias_reduction(128, 1000, 1472) == [(84, 2), (1000, 64)]
+    assert bias_reduction(128, 10, 1472) == [(4, 16), (10, 8)]
+    assert bias_reduction(64, 1000, 1472) == [(1000, 64)]  # 64 partials per output: one stage
+    tile = Tile.of(MK2, "fp32")
+    net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
+    prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,
+                           structure=net.structure, schedule="poptorch")
+    steps = run_program(prog).steps
+    assert steps["fwd.bias.L1"]["compute"] == 25 * 329 == 25 * binary_op_cycles(87, "tensor", False, 4, tile)
+    final = (reduce_cycles(24, 11, 6, 4, tile) + reduce_cycles(4, 6, 1, 4, tile)
+             + binary_op_cycles(4, "tensor", True, 4, tile))
+    assert steps["bwd.bgreduce.L1"]["compute"] == pytest.approx(25 * final)
+    assert steps["bwd.bgreduce.L1"]["exchange"] > 0 and steps["bwd.bgrad.L1"]["exchange"] > 0
+    # without a bias: no add, no reduction
+    nobias = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=False)
+    prog = compile_program(nobias.sizes, nobias.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,
+                           structure=nobias.structure, schedule="poptorch")
+    assert not [k for k in run_program(prog).steps if ".bias" in k or "bgr" in k]

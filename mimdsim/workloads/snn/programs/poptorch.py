@@ -60,9 +60,16 @@ LEAKY_FORWARD_OPS = (("scalar", 0), ("map", 2), ("scalar", 0), ("scalar", 0), ("
 # backward (PopART autodiff; the reset is detached): FastSigmoidGrad's map (Divide, Pow, Add, Abs),
 # the sum of the spike's and the next step's membrane gradients, beta * dL/dmem
 LEAKY_BACKWARD_OPS = (("map", 4), ("tensor", 0), ("scalar", 0))
+# nn.Linear's bias: PopTorch lowers aten::linear to transpose, matmul and a separate add (graphcore/poptorch
+# sdk/poptorch/2.5.1 poptorch/source/popart_canonicalization/TensorOps.cpp linearHandler), one popops::add
+# (compute set) after the matmul; its gradient, PopART's AddArg1GradOp (a ReduceSumOp over the batch,
+# popart sdk/poplar/2.5.1 willow/include/popart/op/add.hpp), one popops::reduce in two stages (bias_reduction)
+FWD_KINDS = FWD_KINDS[:-1] + (("bias", "bias", "x_bias"), ) + FWD_KINDS[-1:]
 FWD_KINDS = FWD_KINDS + tuple((f"neuron.op{i}", f"neuron{i}", None) for i in range(1, len(LEAKY_FORWARD_OPS)))
 BWD_KINDS = (("neuron", "neuron", "x_neuron"), ) + tuple((f"neuron.op{i}", f"neuron{i}", None)
-                                                        for i in range(1, len(LEAKY_BACKWARD_OPS))) + (("wgrad", "wg", "x_wg"), ("wreduce", "wred", "x_wred"),
+                                                        for i in range(1, len(LEAKY_BACKWARD_OPS))) + (
+             ("bgrad", "bg", "x_bg"), ("bgreduce", "bgred", "x_bgred"),
+             ("wgrad", "wg", "x_wg"), ("wreduce", "wred", "x_wred"),
              ("rwgrad", "rwg", "x_rwg"), ("rwreduce", "rwred", "x_rwred"), ("igrad", "ig", "x_ig"),
              ("ireduce", "ired", "x_ired"), ("rigrad", "rig", "x_rig"), ("rireduce", "rired", "x_rired"))
 
@@ -185,6 +192,110 @@ def spread(total: int, n_tiles: int) -> np.ndarray:
     return block_sizes(total, n_tiles, -(-total // n_tiles))
 
 
+REDUCE_MORE_STAGES = 64  # popops reductionFactorThresholdToAddMoreStages (lib/popops/reduction/ReductionPlan.hpp)
+
+
+def bias_reduction(B: int, n: int, n_tiles: int, dtype_bytes: int = F32):
+    """popops::reduce of a ``[B, n]`` gradient over the batch, the tensor on its linear mapping (no tile
+    holds two rows of one column, so no on-tile first stage), as poplibs plans it (graphcore/poplibs
+    sdk/poplar/2.5.1 ``lib/popops/reduction/Reduction.cpp`` ``reduceFirstDim2D``; ``ReductionPlan.cpp``
+    ``calculateNextStep``, ``calculateSplit``; ``ReductionStages.cpp`` ``findGrainSizeForOp``).
+
+    Returns ``(cols, depth)`` of each stage: ``cols`` output columns per reducing piece, ``depth``
+    partials each; one piece per tile. An intermediate stage is added while the partials exceed
+    64 per output (``B > 64``: with fewer, the single stage reduces all ``B``)."""
+    grain = 2 * (8 // dtype_bytes)  # ADD: twice the vector width (float 2, half 4)
+    if B * n <= n * REDUCE_MORE_STAGES:
+        return [(n, B)]
+    avg = max(int(np.sqrt(B)), 1)  # sqrt(total data / outputs): the partials per output
+    min_cols = max(grain, ((n // grain) // avg) * grain)  # minIntervalSize = n (whole rows)
+    pieces = max(min(-(-n // min_cols), n_tiles), 1)  # splitRegions: at least min_cols columns a piece
+    cols = -(-n // pieces)
+    ideal = max((B * n) // n_tiles, 1)
+    N = max((B * cols) // ideal, 1)
+    if (B * cols) // N < REDUCE_MORE_STAGES:
+        N = max((B * cols) // REDUCE_MORE_STAGES, 1)
+    if B // N < 2:  # minPieceRows
+        N = max(B // 2, 1)
+    return [(cols, -(-B // N)), (n, N)]
+
+
+def _tile_reduce(layer, tiles, outputs, depth, workers: int = 6) -> list[VertexSet]:
+    """One tile's reduction of ``outputs`` (one region) over ``depth`` partials: fewer regions than
+    workers, so popops splits the partials between the workers (never under 2 rows a piece) and adds
+    a second on-tile stage to combine them (poplibs sdk/poplar/2.5.1 ``lib/popops/reduction/
+    ReductionConnection.cpp`` ``connectReductions``: ``useTwoStageReduction``,
+    ``splitTwoStageReductionsBetweenWorkers``)."""
+    outputs = np.asarray(outputs, dtype=np.int64)
+    pieces = min(workers, max(depth // 2, 1))
+    if pieces == 1:
+        return [VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs, inputs_per_output=depth,
+                                                              dtype_bytes=F32))]
+    return [VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs * pieces, regions=pieces,
+                                                          inputs_per_output=-(-depth // pieces), dtype_bytes=F32)),
+            VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs, inputs_per_output=pieces, dtype_bytes=F32))]
+
+
+def _bias_columns(name, per, n, n_tiles, e) -> Transfer:
+    """The bias ``[n]`` (linearly mapped) to each tile of a ``[B, n]`` tensor's linear mapping: the
+    columns of the tile's elements (min(elements, n) values, from the tile holding the first)."""
+    hit = np.flatnonzero(per)
+    first = (np.cumsum(per) - per)[hit] % n
+    home = spread(n, n_tiles)
+    src = np.minimum(first // max(int(home.max()), 1), n_tiles - 1)
+    return Transfer(name, src, hit, (np.minimum(per[hit], n) * e).astype(np.int64), np.arange(hit.size))
+
+
+def _bias_gradient(name, layer, per, B, n, n_tiles):
+    """dL/db of one step: dI ``[B, n]`` (on its linear mapping, ``per`` elements a tile) reduced over the
+    batch by popops in ``bias_reduction``'s stages, the last also adding the result into the gradient
+    accumulator (``BinaryOp1DInPlace``, as the weights' gradients). Returns (transfers, vertex sets)
+    per stage. Stage 1 piece (column block c, row chunk r) on tile ``c·chunks + r``; each partial row
+    segment comes from the tile holding it; stage 2 outputs on ``ceil(n / grain)`` tiles."""
+    stages = bias_reduction(B, n, n_tiles)
+    starts = np.cumsum(per) - per  # first element of each tile on the linear mapping
+    tile_of = lambda flat: np.searchsorted(starts, flat, side="right") - 1  # noqa: E731
+    out = []
+    if len(stages) == 2:
+        (cols, depth), (_, chunks) = stages
+        pieces = -(-n // cols)
+        p_idx, r_idx = np.divmod(np.arange(pieces * chunks), chunks)
+        dst1 = p_idx * chunks + r_idx
+        # messages: piece p, chunk r, each of its rows: a row segment of <= cols columns
+        rows = r_idx[:, None] * depth + np.arange(depth)[None, :]
+        ok = rows < B
+        c0 = p_idx * cols
+        width = np.minimum(cols, n - c0)
+        src = tile_of(rows * n + c0[:, None])
+        d = np.broadcast_to(dst1[:, None], rows.shape)
+        w = np.broadcast_to(width[:, None], rows.shape)
+        tr1 = Transfer(f"{name}.partials", src[ok] % n_tiles, d[ok] % n_tiles, (w[ok] * F32).astype(np.int64),
+                       np.arange(int(ok.sum())))
+        out.append(([tr1], _tile_reduce(layer, dst1 % n_tiles, width, min(depth, B))))
+        final_depth, src_pieces = chunks, dst1
+    else:
+        final_depth, src_pieces = B, None
+    grain = 4
+    out_tiles = min(n_tiles, -(-n // grain))
+    o = spread(n, out_tiles)
+    dst = np.arange(out_tiles)
+    if src_pieces is None:  # one stage: each output tile gathers its columns' B rows
+        rows = np.arange(B)
+        c0 = np.cumsum(o) - o
+        src = tile_of(rows[None, :] * n + c0[:, None])
+        tr2 = Transfer(f"{name}.outputs", src.ravel() % n_tiles, np.repeat(dst, B),
+                       np.repeat(o * F32, B).astype(np.int64), np.arange(out_tiles * B))
+    else:  # each output tile gathers its columns' partial sums from the chunks of its piece
+        (cols, _), _ = stages
+        piece = (np.cumsum(o) - o) // cols
+        src = piece[:, None] * final_depth + np.arange(final_depth)[None, :]
+        tr2 = Transfer(f"{name}.outputs", src.ravel() % n_tiles, np.repeat(dst, final_depth),
+                       np.repeat(o * F32, final_depth).astype(np.int64), np.arange(out_tiles * final_depth))
+    acc = VertexSet("popops.binary_op", layer, dst, dict(elements=o, form="tensor", in_place=True, dtype_bytes=F32))
+    out.append(([tr2], _tile_reduce(layer, dst, o, final_depth) + [acc]))
+    return out
+
+
 def lower(low: LayerContext, static_input: bool = False):
     """``(tensors, schedule, loss tile, matmul plans)`` of the PopTorch-built training step
     (``static_input``: one input per sample for all steps, streamed once)."""
@@ -248,8 +359,18 @@ def lower(low: LayerContext, static_input: bool = False):
         if a2a:
             rm = planned(fwd, "rmm", "rred", l, f"L{l}.recurrent", B, n, n, resident=True)
             to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
-        to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
         per = spread(B * n, NT)
+        if st.bias[l - 1]:  # the bias add: the current and the bias columns of each tile's elements, then BinaryOp1D
+            to_map(f"L{l}.current", out_tiles, B * n, fwd["x_bias"][l])
+            fwd["x_bias"][l].append(_bias_columns(f"L{l}.bias", per, n, NT, e))
+            fwd["bias"][l].append(VertexSet("popops.binary_op", l, all_tiles, dict(elements=per, form="tensor",
+                                                                               in_place=False, dtype_bytes=e)))
+            for key, (x, v) in zip(("bg", "bgred"),
+                                   _bias_gradient(f"L{l}.bias.grad", l, per, B, n, NT)):
+                bwd[f"x_{key}"][l] += x
+                bwd[key][l] += v
+        else:
+            to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
         as_built = spec.model == "leaky" and spec.reset == "subtract" and spec.recurrence == "none"
         if as_built:  # one compute set per op, each costed by the vertex popops picks
             for i, op_ in enumerate(LEAKY_FORWARD_OPS):
