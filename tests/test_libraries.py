@@ -74,11 +74,15 @@ def test_the_gemm_bound_excludes_exactly_the_rows_faster_than_their_gemms():
     assert bound == pytest.approx(2 * 8000 * 16384 ** 2 / 82.6e12)
     rows = library_rows(load("snn-libraries-gpu"))
     out = sorted((r["framework"].split(" v")[0].split("<")[0], r["n"], r["phase"]) for r in rows if r["excluded"])
+    # Norse's forward at n = 16384 (28.9 ms), where Norse is installed to trace it (traced_libraries.py)
+    from mimdsim.validation import traced_libraries
+    assert (("Norse", 16384, "forward") in out) == (traced_libraries.version("traced:norse") is not None)
+    out = [o for o in out if o != ("Norse", 16384, "forward")]
     assert out == [("SpikingJelly CuPy", 8192, "forward"), ("SpikingJelly CuPy", 16384, "forward"),
                    ("Spyx full-precision", 8192, "forward"), ("Spyx full-precision", 16384, "backward"),
                    ("Spyx full-precision", 16384, "forward"), ("Spyx half-precision", 16384, "forward")]
     assert all(r["measured_seconds"] < r["gemm_peak_seconds"] for r in rows if r["excluded"])
-    assert len(rows) == 24 and not any(p["synchronised"] for p in load("snn-libraries-gpu")["points"])
+    assert len([r for r in rows if not r["program"].startswith("traced:")]) == 24 and not any(p["synchronised"] for p in load("snn-libraries-gpu")["points"])
 
 
 def test_the_programs_are_not_cli_strategies():

@@ -184,35 +184,54 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
     return estimate_trace(trace, gpu, framework=fw).phase_seconds()
 
 
-def library_rows(doc):
+def library_rows(doc, quick: bool = False):
     """Each modelled row of the other libraries (``program`` set) with its model seconds and the seconds of
     its GEMMs at the GPU's peak; ``excluded`` names why a row cannot be a device time (faster than its own
-    GEMMs at peak: the call returned before the GPU finished)."""
+    GEMMs at peak: the call returned before the GPU finished). A ``traced:`` program is the library's call
+    traced (:mod:`.traced_libraries`); its rows are left out where the library is not installed (``absent``
+    names it) and, with ``quick``, at n > 4096."""
     from ..workloads.snn.baselines import libraries
+
+    from . import traced_libraries
 
     out = []
     for p in doc["points"]:
-        if not p["program"]:
+        prog = p["program"]
+        if not prog:
             continue
-        half = bool(p.get("half"))
-        model = libraries.phase_seconds(p["program"], p["n"], "rtx-4090", half=half)[p["phase"]]
-        peak = libraries.gemm_peak_seconds(p["program"], p["n"], "rtx-4090", half=half)[p["phase"]]
         m = p["measured_seconds"]
+        if prog in traced_libraries.PROGRAMS:
+            if quick and p["n"] > 4096:
+                continue
+            if traced_libraries.version(prog) is None:
+                out.append({**p, "absent": traced_libraries.PROGRAMS[prog][1], "excluded": ""})
+                continue
+            t = traced_libraries.phase_seconds(prog, p["n"], "rtx-4090")
+            model, peak, precision = t["model"][p["phase"]], t["gemm_peak"][p["phase"]], "fp32"
+            extra = {"host_seconds": t["host"][p["phase"]], "traced": t["summary"]["versions"]}
+        else:
+            half = bool(p.get("half"))
+            model = libraries.phase_seconds(prog, p["n"], "rtx-4090", half=half)[p["phase"]]
+            peak = libraries.gemm_peak_seconds(prog, p["n"], "rtx-4090", half=half)[p["phase"]]
+            precision, extra = libraries.precision_of(prog, half), {}
         reason = (f"{m * 1e3:.1f} ms is faster than its GEMMs at the RTX 4090's "
-                  f"{libraries.precision_of(p['program'], half)} peak ({peak * 1e3:.1f} ms)") if m < peak else ""
-        out.append({**p, "model_seconds": model, "gemm_peak_seconds": peak, "excluded": reason})
+                  f"{precision} peak ({peak * 1e3:.1f} ms)") if m < peak else ""
+        out.append({**p, "model_seconds": model, "gemm_peak_seconds": peak, "excluded": reason, **extra})
     return out
 
 
 def _snn_libraries_gpu(doc, quick):
-    """The libraries whose program is not PyTorch op by op, each as built (``baselines/libraries.py``), on the
-    rtx-4090; rows faster than their own GEMMs at the GPU's peak are left out (docs/validation.md)."""
+    """The libraries each as built on the rtx-4090: the non-PyTorch programs from their source
+    (``baselines/libraries.py``), the PyTorch-op-by-op ones traced (``traced_libraries.py``); rows faster than
+    their own GEMMs at the GPU's peak are left out (docs/validation.md)."""
     out = []
-    for r in library_rows(doc):
-        if r["excluded"]:
+    for r in library_rows(doc, quick):
+        if r["excluded"] or r.get("absent"):
             continue
+        note = "unsynchronised" + (f"; traced, host alone {r['host_seconds'] / r['measured_seconds']:.2f}"
+                                   if "host_seconds" in r else "")
         out.append(Point(f"{r['framework']}, n = {r['n']}, {r['phase']}", r["model_seconds"], r["measured_seconds"],
-                         "s", r["model_seconds"] / r["measured_seconds"], "unsynchronised"))
+                         "s", r["model_seconds"] / r["measured_seconds"], note))
     return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35"
 
 

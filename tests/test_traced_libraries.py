@@ -1,0 +1,97 @@
+"""The Open Neuromorphic benchmark's PyTorch-op-by-op libraries traced as it calls them
+(mimdsim/validation/traced_libraries.py; ``mimdsim validate --source snn-libraries-gpu``). Each test needs its
+library at the benchmark's version (.ci/run installs them with --no-deps) and skips, naming it, where absent."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mimdsim.gpu.trace import trace_torch  # noqa: E402
+from mimdsim.validation import library_rows, load, traced_libraries as tl  # noqa: E402
+
+# device ops each extra timestep adds, forward and backward (the trace at T = 6 less T = 5, by op: Sinabs
+# 1.2.10's loop body mul 4, rsub, add, clone, gt, div, sub; SpikingJelly's LIFNode charge/fire/reset sub 2,
+# div, add 3, ge, _to_copy, neg, mul 2; backward each op's derivative plus one select_backward that writes the
+# whole [T, B, n] gradient of the input sequence). Norse's LIFBoxCell runs once on all T*B rows: none.
+PER_STEP = {"traced:sinabs": (10, 25), "traced:spikingjelly-torch": (11, 18), "traced:norse": (0, 0)}
+
+
+def _need(program):
+    if tl.version(program) is None:
+        dist, measured = tl.PROGRAMS[program][1:3]
+        pytest.skip(f"{dist} is not installed (the benchmark measured {measured}; .ci/run: pip install --no-deps)")
+
+
+def _live(step):
+    """Every aten op one call of ``step`` dispatches on the CPU, counted by a plain dispatch mode."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    n = [0]
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            n[0] += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        step()
+    return n[0]
+
+
+def _device_ops(tr, phase):
+    return int((tr.device_mask & (tr.phase == phase)).sum())
+
+
+@pytest.mark.parametrize("program", list(tl.PROGRAMS))
+def test_each_call_traced_has_the_ops_a_live_cpu_run_dispatches_and_its_ops_per_step(program):
+    """On the CPU the step computes (the benchmark's calls, real numbers): the trace holds exactly the ops a
+    counting dispatch mode sees; on the meta device the same ops; each extra timestep adds the library's
+    per-step forward and backward ops (PER_STEP), and Norse's stream does not grow with T."""
+    _need(program)
+    step = tl.benchmark_step(program, 8, timesteps=5, batch_size=2, device="cpu")
+    step()  # the benchmark's warm-up call: gradients exist from here on
+    live = _live(step)
+    cpu = trace_torch(step, warmup=0)
+    assert len(cpu) == live
+    meta5 = trace_torch(tl.benchmark_step(program, 8, 5, 2))
+    meta6 = trace_torch(tl.benchmark_step(program, 8, 6, 2))
+    assert len(meta5) == len(cpu) and meta5.summary()["host_syncs"] == (1 if program == "traced:norse" else 0)
+    assert tuple(_device_ops(meta6, i) - _device_ops(meta5, i) for i in (0, 1)) == PER_STEP[program]
+    # one GEMM forward (addmm over all T*B rows), one weight-gradient mm backward (the input needs no grad)
+    gemms = [(op.name, p) for op, p in meta5.ops() if op.name in ("mm", "addmm")]
+    assert gemms == [("addmm", "forward"), ("mm", "backward")]
+    built = tl.trace(program, 24, timesteps=40, batch_size=2)  # periodic: from T = 3-6, checked at 6
+    assert built.extrapolated_from == (3, 4, 5, 6) or program == "traced:norse"
+    assert built.versions[tl.PROGRAMS[program][0]] == tl.version(program)
+    full = trace_torch(tl.benchmark_step(program, 24, 40, 2))
+    assert [(built.table[i], p) for i, p in zip(built.sequence.tolist(), built.phase.tolist())] == \
+        [(full.table[i], p) for i, p in zip(full.sequence.tolist(), full.phase.tolist())]
+
+
+def test_norse_trace_at_the_benchmark_size_costs_as_its_kernels():
+    """Norse's 14 forward kernels at n = 4096 on the rtx-4090: the addmm [8000, 4096] x [4096, 4096] and 13
+    element-wise ops over T*B*n = 32.8 M values; the call is their device time, the host (15 ops) far behind."""
+    _need("traced:norse")
+    from mimdsim.arch.gpu import gpu
+    from mimdsim.gpu.trace_cost import op_kernel
+    from mimdsim.gpu.model import kernel_seconds
+
+    tr = tl.trace("traced:norse", 4096)
+    fwd = [op for op, p in tr.ops() if op.device and p == "forward" and not op.sync]
+    assert len(fwd) == 14 and fwd[0].name == "addmm" and fwd[0].inputs[1][0] == (8000, 4096)
+    spec = gpu("rtx-4090")
+    device = sum(kernel_seconds(op_kernel(op, "forward", tr.gemm_weight_bytes), spec, "fp32") for op in fwd)
+    got = tl.phase_seconds("traced:norse", 4096)
+    # the sync (full()'s fill value read to the host) after the addmm: the host waits for it, then issues the rest
+    assert got["model"]["forward"] == pytest.approx(device + 12e-6, rel=0.02)
+    assert got["host"]["forward"] == pytest.approx(15 * 12e-6)
+
+
+def test_traced_rows_in_validate():
+    """Quick mode models the traced rows at n = 4096 only; each row's model is its trace's phase time."""
+    rows = [r for r in library_rows(load("snn-libraries-gpu"), quick=True) if r["program"] in tl.PROGRAMS]
+    assert {r["n"] for r in rows} == {4096} and len(rows) == 6
+    for r in rows:
+        if r.get("absent"):
+            continue
+        assert r["model_seconds"] == tl.phase_seconds(r["program"], 4096)["model"][r["phase"]]
+        assert not r["excluded"]
