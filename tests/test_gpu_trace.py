@@ -9,6 +9,7 @@ import pytest
 import mimdsim
 from mimdsim.errors import ConfigError
 from mimdsim.workloads.snn.baselines import eager
+from live_dispatch import live_count
 
 torch = pytest.importorskip("torch")
 snn = pytest.importorskip("snntorch")
@@ -20,22 +21,6 @@ def snntorch_step(sizes, T, B, *, item=True):
     from snntorch_reference import tutorial_step
 
     return tutorial_step(sizes, T, B, item=item)
-
-
-def live_count(step):
-    """Every aten op one call of ``step`` dispatches, counted by a plain dispatch mode."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    n = [0]
-
-    class Count(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            n[0] += 1
-            return func(*args, **(kwargs or {}))
-
-    with Count():
-        step()
-    return n[0]
 
 
 def test_traced_snntorch_step_has_the_ops_a_live_dispatch_count_sees_and_the_census_device_ops():

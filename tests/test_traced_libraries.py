@@ -5,8 +5,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+# SpikingJelly and Norse decorate functions with torch.jit.script at import, which torch 2.13 deprecates
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+
 from mimdsim.gpu.trace import trace_torch  # noqa: E402
 from mimdsim.validation import library_rows, load, traced_libraries as tl  # noqa: E402
+from live_dispatch import live_count  # noqa: E402
 
 # device ops each extra timestep adds, forward and backward (the trace at T = 6 less T = 5, by op: Sinabs
 # 1.2.10's loop body mul 4, rsub, add, clone, gt, div, sub; SpikingJelly's LIFNode charge/fire/reset sub 2,
@@ -21,22 +25,6 @@ def _need(program):
         pytest.skip(f"{dist} is not installed (the benchmark measured {measured}; .ci/run: pip install --no-deps)")
 
 
-def _live(step):
-    """Every aten op one call of ``step`` dispatches on the CPU, counted by a plain dispatch mode."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    n = [0]
-
-    class Count(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            n[0] += 1
-            return func(*args, **(kwargs or {}))
-
-    with Count():
-        step()
-    return n[0]
-
-
 def _device_ops(tr, phase):
     return int((tr.device_mask & (tr.phase == phase)).sum())
 
@@ -49,7 +37,7 @@ def test_each_call_traced_has_the_ops_a_live_cpu_run_dispatches_and_its_ops_per_
     _need(program)
     step = tl.benchmark_step(program, 8, timesteps=5, batch_size=2, device="cpu")
     step()  # the benchmark's warm-up call: gradients exist from here on
-    live = _live(step)
+    live = live_count(step)
     cpu = trace_torch(step, warmup=0)
     assert len(cpu) == live
     meta5 = trace_torch(tl.benchmark_step(program, 8, 5, 2))
