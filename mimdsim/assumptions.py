@@ -236,6 +236,25 @@ def touched_codelets() -> frozenset:
     return frozenset(c for a in REGISTRY.values() for c in a.codelets)
 
 
+CHIP_KINDS = ("chip", "codelet", "host")  # what a chip's run reads (with its own "energy" entries)
+
+
+def refuse_unread(values: dict, reads: dict, run: str) -> None:
+    """A ``ConfigError`` for a pinned name that applies to none of the presets the run reads
+    (``reads``: ``{kind: preset names}``): pinning it would change nothing, so it is refused rather
+    than dropped silently."""
+    for name in values:
+        a = REGISTRY[name]
+        if not any(a.applies(p) for p in reads.get(a.kind, ())):
+            where = ", ".join(a.presets)
+            fix = {"chip": "--chip", "codelet": "--chip", "host": "--chip", "gpu": "compare --gpu",
+                   "systolic": "compare --systolic"}.get(a.kind)
+            fix = f"{fix} {a.presets[0]}" if fix else (
+                f"compare with a GPU column on {where}" if a.kind == "framework" else f"a run on {where}")
+            raise ConfigError(f"--assume {name}: it sets {a.target} of {where}, which this run ({run}) does not read, "
+                              f"so it would change nothing; drop it, or use {fix}")
+
+
 def for_preset(kind: str, preset: str) -> list[Assumption]:
     """The entries that apply to a chip (kind "chip": chip fields and codelets) or a GPU preset."""
     kinds = ("chip", "codelet") if kind == "chip" else (kind,)

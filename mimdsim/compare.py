@@ -7,6 +7,7 @@ over GPU samples/s. The result is a :class:`mimdsim.report.Comparison`.
 from __future__ import annotations
 
 from . import assumptions as A
+from .arch import as_system
 from .arch.gpu import GpuSpec, gpu as gpu_spec
 from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
 from .errors import ConfigError, OutOfDeviceMemory
@@ -42,9 +43,12 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     strategies = [strategies] if isinstance(strategies, str) else list(strategies)
     for s in strategies:
         check_choice("strategy", s, STRATEGIES, where="GPU ")
+    chip_name = as_system(chip).chip.name
+    on_chip = {k: v for k, v in assume.items()  # the chip's own entries; every other one is checked below
+               if A.REGISTRY[k].kind in A.CHIP_KINDS or (A.REGISTRY[k].kind == "energy" and A.REGISTRY[k].applies(chip_name))}
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
-                   optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), assume=assume,
+                   optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), assume=on_chip,
                    band=band, **simulate_kw)
     rep = run.report
     measured = [ly["spikes"] / (ly["neurons"] * rep.timesteps * rep.batch_size) for ly in rep.layers]
@@ -101,4 +105,10 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         if band:
             others["systolic"].uncertainty = systolic_band(arrayed, array, assume, rep.batch_size,
                                                            others["systolic"].seconds_per_step)
+    gpus = (spec.name,)
+    frameworks = {r.placement.get("framework") for r in others.values()} | ({"pytorch-eager"} if gpu_trace else set())
+    A.refuse_unread({k: v for k, v in assume.items() if k not in on_chip},
+                    {"gpu": gpus, "framework": tuple(frameworks), "energy": gpus,
+                     "systolic": (others["systolic"].architecture,) if systolic is not None else ()},
+                    f"compare on {chip_name} and {spec.name} ({', '.join(others)})")
     return Comparison(rep, others, refused, run=run)

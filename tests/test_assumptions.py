@@ -139,6 +139,28 @@ def test_bad_names_and_values_are_clear_errors(capsys):
         A.check({"host_latency_s": "fast"})
 
 
+def test_an_assumption_the_run_does_not_read_is_refused_not_dropped(capsys):
+    """Pinning an entry of another preset, or of a column the run does not have, would change nothing:
+    a clear error naming what reads it, never a silent no-op."""
+    with pytest.raises(ConfigError, match=r"mk1_sync_cycles: it sets chip.sync_cycles of ipu-mk1.*simulate on bow.*--chip ipu-mk1"):
+        _run("bow", assume={"mk1_sync_cycles": 130})
+    with pytest.raises(ConfigError, match=r"gpu_gemm_floor_s.*simulate on ipu-mk2.*would change nothing"):
+        _run(assume={"gpu_gemm_floor_s": 1e-5})
+    assert _exit(["simulate", "--assume", "eager_host_forward_op_s=9e-6"]) != 0
+    assert "compare with a GPU column on pytorch-eager" in capsys.readouterr().err
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    kw = dict(timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05, band=False)
+    with pytest.raises(ConfigError, match=r"tpu_vector_flops_per_cycle.*compare --systolic tpu-v1"):
+        compare(net, strategies=["fused"], assume={"tpu_vector_flops_per_cycle": 300}, **kw)
+    with pytest.raises(ConfigError, match=r"eager_host_forward_op_s.*\(fused\)"):  # fused runs on "cuda", not eager
+        compare(net, strategies=["fused"], assume={"eager_host_forward_op_s": 9e-6}, **kw)
+    # what the run reads is accepted: the chip's and the GPU's own entries, their energy constants, the array's
+    c = compare(net, strategies=["eager"], systolic="tpu-v1",
+                assume={"local_sync_cycles": 126, "gpu_gemm_floor_s": 1e-5, "eager_host_forward_op_s": 9e-6,
+                        "ipu-mk2.idle_w": 50, "a100-40gb.idle_w": 40, "tpu_vector_flops_per_cycle": 300}, **kw)
+    assert c.mimd.seconds_per_step > _run(band=False).seconds_per_step  # the 126-cycle barrier was applied
+
+
 def test_compare_bands_every_column_with_the_gpus_assumptions():
     net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
     c = compare(net, "ipu-mk2", "a100-40gb", timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05,

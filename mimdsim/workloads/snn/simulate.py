@@ -140,6 +140,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
     system = as_system(chip)
     assume = A.check(assume)
+    A.refuse_unread(assume, {k: (system.chip.name,) for k in A.CHIP_KINDS + ("energy",)}, f"simulate on {system.chip.name}")
     fields = A.spec_overrides("chip", system.chip.name, assume)
     if fields:  # a pinned chip assumption is its spec field
         system = type(system)(chip=system.chip.replace(**fields), chips=system.chips)
