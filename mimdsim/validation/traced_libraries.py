@@ -20,6 +20,14 @@ and one backward call (``output.sum().backward(retain_graph=True)``, gradients a
   graph are not modelled: each element-wise op is its own kernel). ``p.v_leak`` is a 0-dim tensor here, where
   the benchmark's is ``[0.0]``: torch 2.13's ``full`` (``LIFBoxCell.initial_state``) refuses a 1-element
   tensor; the ops are the same, and reading it to the host is the trace's one sync per forward call.
+* ``traced:rockpool`` (``rockpool_torch()``): ``Sequential(LinearTorch(shape=(n, n)), LIFTorch(n))`` (Rockpool's
+  combinator) on a batch-first ``(B, T, n)`` input, ``model(x)[0]``, no state reset. ``LinearTorch`` has no bias
+  by default (one ``mm``). ``LIFTorch.forward`` loops over T in Python, and each step reads ``self.alpha`` and
+  ``self.beta``, which ``LIFBaseTorch.__getattr__`` derives from the trainable ``tau_mem``/``tau_syn`` through
+  ``_get_all_leak_params`` (every decay and bitshift form: 20 ops on n-vectors, twice per step): 61 device ops
+  per step forward, 45 backward. Four of them, ``torch.tensor(nan).repeat(n)`` (``getattr``'s default
+  arguments there), act on CPU tensors in the benchmark as here; the trace counts them as device ops, so each
+  is charged a 3 µs launch it does not make (6 ms of a forward call).
 
 Norse 1.0.0's wheel ships ``norse_op.so``, built for another torch: it fails to load here (an undefined
 symbol), and Norse only skips it when absent, so :func:`import_library` marks it absent first (the LIFBox path
@@ -37,6 +45,7 @@ PROGRAMS = {
                                   "layer.Linear + neuron.LIFNode(step_mode='m', backend='torch')"),
     "traced:norse": ("norse", "norse", "1.0.0", "Linear + LIFBoxCell in SequentialState, eager (benchmark: "
                      "torch.compile reduce-overhead)"),
+    "traced:rockpool": ("rockpool", "rockpool", "2.7", "LinearTorch + LIFTorch in Sequential, Python loop over T"),
 }
 
 
@@ -56,6 +65,18 @@ def version(program: str) -> str | None:
     return v
 
 
+# the modules each builder imports: imported by import_library before the model is built under
+# ``torch.device("meta")``, so that tensors a library makes at import (Sinabs's ``LIF(spike_threshold=
+# torch.tensor(1.0))`` default, imported by Rockpool's modules) are not made on the meta device
+BUILD_MODULES = {
+    "traced:sinabs": ("sinabs.layers",),
+    "traced:spikingjelly-torch": ("spikingjelly.activation_based.functional", "spikingjelly.activation_based.layer",
+                                  "spikingjelly.activation_based.neuron", "spikingjelly.activation_based.surrogate"),
+    "traced:norse": ("norse.torch", "norse.torch.module"),
+    "traced:rockpool": ("rockpool.nn.modules", "rockpool.nn.combinators"),
+}
+
+
 def import_library(program: str):
     mod = PROGRAMS[program][0]
     if mod == "norse" and "norse_op" not in sys.modules:
@@ -66,7 +87,10 @@ def import_library(program: str):
         except ImportError:
             sys.modules["norse_op"] = None  # Norse then takes its own "absent" path
     import importlib
-    return importlib.import_module(mod)
+    lib = importlib.import_module(mod)
+    for sub in BUILD_MODULES[program]:
+        importlib.import_module(sub)
+    return lib
 
 
 def benchmark_step(program: str, n: int, timesteps: int = 500, batch_size: int = 16, device: str = "meta"):
@@ -119,6 +143,15 @@ def _build(program, n, T, B, torch, nn):
         def forward():
             functional.reset_net(model)
             return model(x)
+    elif program == "traced:rockpool":
+        from rockpool.nn.combinators import Sequential
+        from rockpool.nn.modules import LIFTorch, LinearTorch
+
+        model = Sequential(LinearTorch(shape=(n, n)), LIFTorch(n))
+        x = torch.randn(B, T, n)
+
+        def forward():
+            return model(x)[0]
     else:
         from norse.torch import SequentialState
         from norse.torch.module import LIFBoxCell, LIFBoxParameters

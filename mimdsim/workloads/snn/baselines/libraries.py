@@ -2,8 +2,9 @@
 
 The Open Neuromorphic SNN-library benchmark (``docs/validation.md``, "The other libraries") times one
 forward call and one backward call (``output.sum().backward()``, no optimizer) of ``Linear(n, n)`` and
-a LIF layer over T = 500 steps, batch B = 16. Three of its libraries do not run PyTorch op by op, so
-a trace of eager PyTorch cannot stand for them; each is a named strategy here, its kernel list read
+a LIF layer over T = 500 steps, batch B = 16. Five of its programs do not run PyTorch op by op (or, for
+EXODUS, run their time loop in CUDA kernels that cannot be built here), so a trace of eager PyTorch cannot
+stand for them; each is a named strategy here, its kernel list read
 from the library's source (file and function in each branch below) and costed by the GPU kernel model
 (:func:`mimdsim.gpu.model.kernel_seconds`: GEMMs by the GEMM model, element-wise kernels by bytes over
 bandwidth). No constant is new: launches cost the preset's ``launch_overhead_s``, an XLA while-loop
@@ -30,6 +31,25 @@ iteration the ``tensorflow-xla`` framework's ``while_iteration_s`` (a measuremen
   spike kernel (2); backward: the spike's surrogate (read dS and V, write dV: 3), each integrator's
   reverse scan (read the gradient and its own output for the learnable decay, write: 3 each) and the
   weight gradient.
+* ``sinabs-exodus`` (sinabs-exodus 1.1.2, the benchmark's ``sinabs_exodus()``: ``nn.Linear`` +
+  ``sinabs.exodus.layers.LIF(tau_mem=10.0)`` on a batch-first input; synsense/sinabs-exodus @v1.1.2) and
+  ``rockpool-exodus`` (Rockpool 2.7's ``LinearTorch`` + ``LIFExodus``, ``rockpool/nn/modules/sinabs/lif_exodus.py``,
+  on the same EXODUS 1.1.2 kernels): the Linear is one cuBLAS GEMM over ``[B*T, n]`` (Rockpool's has no bias),
+  then the LIF's whole time loop runs in EXODUS's CUDA kernels (``cuda/lif_kernels.h``, ``cuda/leaky_kernels.h``,
+  called through ``cuda/bindings.cu``) on a ``(N = B*n, T)`` copy of the input, with PyTorch element-wise
+  kernels around them (:data:`EXODUS_TORCH_OPS`, read from ``sinabs/exodus/layers/lif.py`` ``LIF.forward``,
+  ``sinabs/exodus/spike.py`` ``IntegrateAndFire`` and ``lif_exodus.py`` ``LIFExodus.forward``). Forward:
+  ``lifForwardKernel`` (one thread per neuron loops over T: reads the input, writes the spikes and the membrane
+  potential, 3 values), for Rockpool first ``leakyForwardKernel`` (the synaptic current, 2). Backward:
+  ``lifBackwardKernel`` (one thread per neuron and step i, summing over the later steps j > i: O(T^2) work per
+  neuron, 6 FLOPs per term, costed at the full triangle; its early stop when the running product reaches 0 is
+  data-dependent and not modelled; it reads the surrogate, the output gradient and not-clipped and writes the
+  input gradient, 4 values, each from HBM once), ``lifBackwardAlphaKernel`` (the gradient of the trainable decay:
+  reads 4 values, writes one per neuron), for Rockpool also ``leakyBackwardAlphaKernel`` (2) and
+  ``leakyBackwardKernel`` (2). ``IntegrateAndFire.forward`` checks ``(alpha < 0).any() or (alpha > 1).any()``
+  on the host, so each forward call waits for the device (3 syncs in Sinabs's, 4 in Rockpool's). The ops on
+  scalars and per-neuron vectors (the decay from tau, Rockpool's ``_get_all_leak_params`` twice, the state
+  clones, the checks) are counted as launches of the smallest kernel (:data:`EXODUS_SMALL_OPS`).
 
 Both calls end with the benchmark's loss ``output.sum()`` (read 1 value), booked to the backward pass
 as the benchmark times it; PyTorch's bias gradient is one column sum over ``[T*B, n]``, and on the
@@ -40,10 +60,42 @@ from __future__ import annotations
 
 from ....gpu.model import Kernel, gemm, kernel_seconds
 
-PROGRAMS = ("spyx", "spikingjelly-cupy", "lava-dl")
+PROGRAMS = ("spyx", "spikingjelly-cupy", "lava-dl", "sinabs-exodus", "rockpool-exodus")
 # the matmul precision each library's GEMM runs a float32 model in (JAX: TF32 by default on GPUs with
 # tensor cores; cuDNN convolutions: torch.backends.cudnn.allow_tf32 True; cuBLAS matmuls: fp32)
-FLOAT32_MATMUL = {"spyx": "tf32", "spikingjelly-cupy": "fp32", "lava-dl": "tf32"}
+FLOAT32_MATMUL = {"spyx": "tf32", "spikingjelly-cupy": "fp32", "lava-dl": "tf32", "sinabs-exodus": "fp32",
+                  "rockpool-exodus": "fp32"}
+# The PyTorch element-wise kernels over all N*T values around the EXODUS kernels, per call, in issue order:
+# (name, values read + written per neuron and step). "contiguous" copies of an expanded gradient or bias only
+# write; the Heaviside surrogate's comparison and cast move 1-byte booleans (1.25 values of 4 bytes).
+_SURROGATE_TO_INPUT = (("not_clipped_ones", 1), ("grad_contiguous", 1), ("surr_x_grad", 3), ("plus_grad_v_mem", 3))
+_ALPHA_GRAD_INPUT = (("v_mem_post_mul", 2), ("v_mem_post_sub", 3), ("alpha_grad_contiguous", 1),
+                     ("alpha_surr_x_grad", 3), ("alpha_plus_grad_v_mem", 3))  # lifBackwardAlpha's operands
+EXODUS_TORCH_OPS = {
+    "sinabs-exodus": {
+        "forward": (("movedim_copy", 2), ("norm_input_mul", 2), ("reset_mul", 2), ("reset_sub", 3),
+                    ("firing_rate_sum", 1)),
+        "backward": (("loss_sum", 1), ("grad_v_mem_zeros", 1))
+        + tuple((f"single_exponential_{op}", 2) for op in ("sub", "abs", "neg", "div", "exp", "mul"))
+        + _SURROGATE_TO_INPUT + _ALPHA_GRAD_INPUT
+        + (("norm_input_grad_mul", 2), ("alpha_grad_mul", 3), ("alpha_grad_sum", 1), ("movedim_grad_copy", 2),
+           ("bias_grad_sum", 1)),
+    },
+    "rockpool-exodus": {
+        "forward": (("movedim_copy", 2), ("beta_mul", 2), ("bias_expand_copy", 1), ("bias_add", 3),
+                    ("synapse_sum", 2), ("reset_mul", 2), ("reset_sub", 3)),
+        "backward": (("loss_sum", 1), ("grad_v_mem_zeros", 1), ("heaviside_ge", 1.25), ("heaviside_float", 1.25),
+                     ("heaviside_div", 2)) + _SURROGATE_TO_INPUT + _ALPHA_GRAD_INPUT
+        + (("bias_grad_sum", 1), ("beta_input_grad_mul", 2), ("beta_grad_mul", 3), ("beta_grad_sum", 1),
+           ("movedim_grad_copy", 2)),
+    },
+}
+# ops on scalars and per-neuron vectors per call (forward, backward), each the smallest kernel: Sinabs's
+# state zeroing, alpha = exp(-1/tau), the (N,) alpha and subtract vectors, the .any() checks, the state clone,
+# firing_rate's division; backward their gradients. Rockpool's forward adds _auto_batch's state expansion and
+# _get_all_leak_params for self.alpha and self.beta (20 ops each; 4 repeats on CPU tensors counted as launches,
+# as in the traced Rockpool)
+EXODUS_SMALL_OPS = {"sinabs-exodus": (16, 17), "rockpool-exodus": (58, 23)}
 SCAN_UNROLL = 5  # the benchmark's hk.dynamic_unroll(..., unroll=5)
 
 
@@ -79,6 +131,8 @@ def benchmark_kernels(program: str, n: int, timesteps: int = 500, batch: int = 1
         ks.append(gemm("bwd_wgrad_gemm", "backward", n, n, rows, e, 1))
         vector("bwd_bias_sum", "backward", vals)
         ks.append(_accumulate(n, e))
+    elif program in EXODUS_TORCH_OPS:
+        _exodus(ks, program, rows, n, T, B, e, vector)
     else:  # lava-dl
         ks.append(gemm("fwd_conv_gemm", "forward", rows, n, n, e, 1))
         vector("fwd_current_scan", "forward", 2 * vals, 1.0)
@@ -91,6 +145,47 @@ def benchmark_kernels(program: str, n: int, timesteps: int = 500, batch: int = 1
         ks.append(gemm("bwd_wgrad_gemm", "backward", n, n, rows, e, 1))
         ks.append(_accumulate(n, e))
     return ks
+
+
+def _exodus(ks, program, rows, n, T, B, e, vector):
+    """The EXODUS programs' kernels (the module's ``sinabs-exodus``/``rockpool-exodus``), in issue order."""
+    vals, neurons = rows * n, B * n
+    torch_ops = EXODUS_TORCH_OPS[program]
+    small_fwd, small_bwd = EXODUS_SMALL_OPS[program]
+    rockpool = program == "rockpool-exodus"
+    ks.append(gemm("fwd_gemm", "forward", rows, n, n, e, 1))  # addmm (Sinabs's nn.Linear) or mm (no bias)
+    for name, v in torch_ops["forward"][:3 if rockpool else 2]:
+        vector(f"fwd_{name}", "forward", v * vals)
+    if rockpool:
+        vector("fwd_leaky_forward", "forward", 2 * vals, 1.0)  # v = beta v + x: 2 FLOPs per 2 values
+        for name, v in torch_ops["forward"][3:5]:
+            vector(f"fwd_{name}", "forward", v * vals)
+    vector("fwd_lif_forward", "forward", 3 * vals, 5 / 3)  # 5 FLOPs per neuron and step
+    for name, v in torch_ops["forward"][5 if rockpool else 2:]:
+        vector(f"fwd_{name}", "forward", v * vals)
+    ks.append(Kernel("fwd_small_ops", "forward", "vector", 0.0, 0.0, small_fwd))
+    bwd = torch_ops["backward"]
+    cut = bwd.index(("plus_grad_v_mem", 3)) + 1  # the input gradient's operands are ready
+    for name, v in bwd[:cut]:
+        vector(f"bwd_{name}", "backward", v * vals)
+    # lifBackwardKernel: 6 FLOPs per (i, j > i) term of each neuron, plus the first term; 4 values from HBM
+    flops = neurons * (6.0 * T * (T - 1) / 2 + 2.0 * T)
+    ks.append(Kernel("bwd_lif_backward", "backward", "vector", flops, 4.0 * e * vals, 1))
+    alpha = len(_ALPHA_GRAD_INPUT)
+    for name, v in bwd[cut:cut + alpha]:
+        vector(f"bwd_{name}", "backward", v * vals)
+    vector("bwd_lif_backward_alpha", "backward", 4 * vals, 7 / 4)  # 7 FLOPs per neuron and step
+    rest = bwd[cut + alpha:]
+    if rockpool:  # the bias's gradient, then LeakyIntegrator.backward: alpha gradient, input gradient
+        vector(f"bwd_{rest[0][0]}", "backward", rest[0][1] * vals)
+        vector("bwd_leaky_backward_alpha", "backward", 2 * vals, 1.5)
+        vector("bwd_leaky_backward", "backward", 2 * vals, 1.0)
+        rest = rest[1:]
+    for name, v in rest:
+        vector(f"bwd_{name}", "backward", v * vals)
+    ks.append(gemm("bwd_wgrad_gemm", "backward", n, n, rows, e, 1))
+    ks.append(Kernel("bwd_small_ops", "backward", "vector", 0.0, 0.0, small_bwd))
+    ks.append(_accumulate(n, e))
 
 
 def _accumulate(n, e):
