@@ -132,6 +132,18 @@ _add("gpu_matrix_efficiency_scale", 1.0, 0.82, 1.0, "x the curve", "gpu.matrix_e
      "FP16 peak (HW), 0.82 x 0.95; the scale multiplies every point of the curve", domain=(0.01, 1.0))
 
 
+# strict-FP32 GEMMs on GA102/AD102 (GpuSpec.fp32_gemm_share; docs/gpu-model.md "Strict FP32 GEMMs on GeForce
+# cards"): the measured large-GEMM rate / (the quoted FP32 peak x 0.95, the efficiency curve's top)
+_add("rtx4090_fp32_gemm_share", 0.681, 0.640, 0.709, "x fp32_flops", "gpu.fp32_gemm_share", ("rtx-4090",),
+     "torch.float32 matmul with TF32 off, n = 2048-16384, on RTX 4090s: 53.4 TFLOP/s median of 9 runs, 50.2-55.6 "
+     "(github mli/transformers-benchmarks issues #3 and #4, zzc0721/torch-performance-test-data issue #78), against "
+     "the 82.6 quoted; the range is the runs' spread", domain=(0.01, 1.0))
+_add("rtx3090_fp32_gemm_share", 0.710, 0.658, 0.710, "x fp32_flops", "gpu.fp32_gemm_share", ("rtx-3090",),
+     "torch.float32 matmul on RTX 3090s: 24 TFLOP/s on several cards (github mli/transformers-benchmarks issue #3), "
+     "against the 35.6 quoted; low: the same thread's 62.5 % of the quoted peak across 3090/4090/4080/4060",
+     domain=(0.01, 1.0))
+
+
 # ==== issue 25 (b): the remaining assumptions the docs mark (kept in one block to ease merging) ====
 # ---- Bow and MK1 values set equal to another preset's (ChipSpec fields of those presets) -----------
 _add("mk1_link_bytes_per_second", 128e9, 128e9, 192e9, "B/s", "chip.link_bytes_per_second", ("ipu-mk1",),

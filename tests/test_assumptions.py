@@ -340,3 +340,23 @@ def test_new_names_on_the_command_line(tmp_path, capsys):
     assert "Did you mean 'eager_host_forward_op_s'" in capsys.readouterr().err
     with pytest.raises(ConfigError, match=r"outside 1e\+06-1e\+11"):
         A.check({"scalesim32_clock_hz": 10})
+
+
+def test_the_geforce_fp32_gemm_share_is_a_driver_of_strict_fp32_gemms_only():
+    """rtx4090_fp32_gemm_share scales a compute-bound strict-FP32 GEMM exactly (time x value / pinned), leaves TF32
+    (tensor cores) alone, applies to no other GPU, and is among a 4090 column's band drivers."""
+    from mimdsim.engine.band import gpu_spec_with
+    from mimdsim.gpu.model import gemm, kernel_seconds
+
+    g = gpu("rtx-4090")
+    k = gemm("fwd", "forward", 8000, 4096, 4096, 4, 1)
+    hi = gpu_spec_with(g, {"rtx4090_fp32_gemm_share": 0.709})
+    assert kernel_seconds(k, hi, "fp32") == pytest.approx(kernel_seconds(k, g, "fp32") * 0.681 / 0.709, rel=1e-12)
+    assert kernel_seconds(k, hi, "tf32") == kernel_seconds(k, g, "tf32")
+    assert [a.name for a in A.for_preset("gpu", "rtx-4090") if a.field == "fp32_gemm_share"] == ["rtx4090_fp32_gemm_share"]
+    assert not [a for a in A.for_preset("gpu", "a100-40gb") if a.field == "fp32_gemm_share"]
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    c = compare(net, gpu="rtx-4090", strategies=["fused"], precision="fp32", timesteps=SMALL["T"],
+                batch_size=SMALL["B"], activity=0.05)
+    assert "rtx4090_fp32_gemm_share" in [d["name"] for d in c.others["fused"].uncertainty["drivers"]]
+

@@ -63,6 +63,11 @@ class GpuSpec:
     matrix_efficiency: tuple = MATRIX_EFFICIENCY  # (min FLOPs, efficiency), CALC A100
     vector_efficiency: tuple = VECTOR_EFFICIENCY  # (min FLOPs, efficiency), CALC A100
     hbm_efficiency: tuple = HBM_EFFICIENCY  # (min bytes, efficiency), CALC A100
+    # the share of fp32_flops a strict-FP32 GEMM (cuBLAS SGEMM) can use: 1 where every FP32 lane is a
+    # dedicated FP32 unit (GV100, GA100, GH100); below 1 on GA102/AD102, whose quoted FP32 peak counts
+    # 128 lanes per SM of which 64 also execute INT32, so a GEMM's integer address work takes FP32 slots
+    # (measured SGEMM rates, docs/gpu-model.md "Strict FP32 GEMMs on GeForce cards")
+    fp32_gemm_share: float = 1.0
 
     def __post_init__(self) -> None:
         GPUS.check(self, ints=dict.fromkeys(("sms", "hbm_bytes", "l2_bytes", "smem_per_sm_bytes"), 1),
@@ -73,6 +78,8 @@ class GpuSpec:
                             "vector_floor_s"))
         check_number("l2_bytes_per_second", self.l2_bytes_per_second, low=0, where=f"GPU {self.name!r}: ",
                      fix=GPUS.fix(self.name, "l2_bytes_per_second"))
+        check_number("fp32_gemm_share", self.fp32_gemm_share, low=0.01, high=1.0, where=f"GPU {self.name!r}: ",
+                     fix="the share of the FP32 peak a strict-FP32 GEMM reaches, in (0, 1]")
         for name in ("matrix_efficiency", "vector_efficiency", "hbm_efficiency"):
             # Stored as a tuple of (float, float) so the spec stays hashable and a curve read
             # back from JSON (lists) compares equal to the preset's.
@@ -86,10 +93,11 @@ class GpuSpec:
 
     def matrix_flops(self, precision: str) -> float:
         """Peak FLOP/s of a GEMM in ``precision``: 'fp32' runs on the CUDA cores (no tensor
-        cores); 'tf32', 'fp16' and 'bf16' on the tensor cores (dense peak)."""
+        cores) at ``fp32_gemm_share`` of their peak; 'tf32', 'fp16' and 'bf16' on the tensor cores
+        (dense peak)."""
         check_choice("precision", precision, PRECISIONS)
         if precision == "fp32":
-            return self.fp32_flops
+            return self.fp32_flops * self.fp32_gemm_share
         peak = getattr(self, f"{precision}_flops")
         if peak is None:
             raise ConfigError(
@@ -196,11 +204,14 @@ PRESETS: dict[str, dict] = {
     "h200": dict(_GH100_SXM, hbm_bytes=141 * GiB, hbm_bytes_per_second=4.8e12),
     # GeForce cards SNN researchers use (Ampere GA102 / Ada AD102 whitepapers, docs/gpu-model.md):
     # tensor figures dense with FP32 accumulation (half the FP16-accumulate rate on GeForce)
-    "rtx-3090": dict(sms=82, clock_hz=1.695e9, fp32_flops=35.6e12, fp16_vector_flops=35.6e12,
+    # fp32_gemm_share (docs/gpu-model.md "Strict FP32 GEMMs on GeForce cards"; registry entries
+    # rtx3090_fp32_gemm_share, rtx4090_fp32_gemm_share): measured large SGEMM rate / (peak x 0.95, the
+    # efficiency curve's top): RTX 3090 24 TFLOP/s, RTX 4090 53.4 (median of 9 runs, 50.2-55.6)
+    "rtx-3090": dict(sms=82, clock_hz=1.695e9, fp32_flops=35.6e12, fp16_vector_flops=35.6e12, fp32_gemm_share=0.710,
                      tf32_flops=35.6e12, fp16_flops=71e12, bf16_flops=71e12,
                      hbm_bytes=24 * GiB, hbm_bytes_per_second=936e9, l2_bytes=6 * MiB, smem_per_sm_bytes=100 * KiB,
                      l2_bytes_per_second=2.5e12),  # ASSUMPTION (no measurement found): V100's, range 2-3.5 TB/s
-    "rtx-4090": dict(sms=128, clock_hz=2.52e9, fp32_flops=82.6e12, fp16_vector_flops=82.6e12,
+    "rtx-4090": dict(sms=128, clock_hz=2.52e9, fp32_flops=82.6e12, fp16_vector_flops=82.6e12, fp32_gemm_share=0.681,
                      tf32_flops=82.6e12, fp16_flops=165.2e12, bf16_flops=165.2e12,
                      hbm_bytes=24 * GiB, hbm_bytes_per_second=1008e9, l2_bytes=72 * MiB,
                      smem_per_sm_bytes=100 * KiB,
