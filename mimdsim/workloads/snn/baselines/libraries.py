@@ -65,30 +65,41 @@ PROGRAMS = ("spyx", "spikingjelly-cupy", "lava-dl", "sinabs-exodus", "rockpool-e
 # tensor cores; cuDNN convolutions: torch.backends.cudnn.allow_tf32 True; cuBLAS matmuls: fp32)
 FLOAT32_MATMUL = {"spyx": "tf32", "spikingjelly-cupy": "fp32", "lava-dl": "tf32", "sinabs-exodus": "fp32",
                   "rockpool-exodus": "fp32"}
-# The PyTorch element-wise kernels over all N*T values around the EXODUS kernels, per call, in issue order:
-# (name, values read + written per neuron and step). "contiguous" copies of an expanded gradient or bias only
-# write; the Heaviside surrogate's comparison and cast move 1-byte booleans (1.25 values of 4 bytes).
+# Each EXODUS call in issue order: the PyTorch element-wise kernels over all N*T values as (name, values read +
+# written per neuron and step), and EXODUS's own CUDA kernels by name (EXODUS_KERNELS). "contiguous" copies of an
+# expanded gradient or bias only write; the Heaviside surrogate's comparison and cast move 1-byte booleans
+# (1.25 values of 4 bytes).
 _SURROGATE_TO_INPUT = (("not_clipped_ones", 1), ("grad_contiguous", 1), ("surr_x_grad", 3), ("plus_grad_v_mem", 3))
 _ALPHA_GRAD_INPUT = (("v_mem_post_mul", 2), ("v_mem_post_sub", 3), ("alpha_grad_contiguous", 1),
                      ("alpha_surr_x_grad", 3), ("alpha_plus_grad_v_mem", 3))  # lifBackwardAlpha's operands
 EXODUS_TORCH_OPS = {
     "sinabs-exodus": {
-        "forward": (("movedim_copy", 2), ("norm_input_mul", 2), ("reset_mul", 2), ("reset_sub", 3),
+        "forward": (("movedim_copy", 2), ("norm_input_mul", 2), "lif_forward", ("reset_mul", 2), ("reset_sub", 3),
                     ("firing_rate_sum", 1)),
         "backward": (("loss_sum", 1), ("grad_v_mem_zeros", 1))
         + tuple((f"single_exponential_{op}", 2) for op in ("sub", "abs", "neg", "div", "exp", "mul"))
-        + _SURROGATE_TO_INPUT + _ALPHA_GRAD_INPUT
+        + _SURROGATE_TO_INPUT + ("lif_backward",) + _ALPHA_GRAD_INPUT + ("lif_backward_alpha",)
         + (("norm_input_grad_mul", 2), ("alpha_grad_mul", 3), ("alpha_grad_sum", 1), ("movedim_grad_copy", 2),
            ("bias_grad_sum", 1)),
     },
     "rockpool-exodus": {
-        "forward": (("movedim_copy", 2), ("beta_mul", 2), ("bias_expand_copy", 1), ("bias_add", 3),
-                    ("synapse_sum", 2), ("reset_mul", 2), ("reset_sub", 3)),
+        "forward": (("movedim_copy", 2), ("beta_mul", 2), ("bias_expand_copy", 1), "leaky_forward", ("bias_add", 3),
+                    ("synapse_sum", 2), "lif_forward", ("reset_mul", 2), ("reset_sub", 3)),
         "backward": (("loss_sum", 1), ("grad_v_mem_zeros", 1), ("heaviside_ge", 1.25), ("heaviside_float", 1.25),
-                     ("heaviside_div", 2)) + _SURROGATE_TO_INPUT + _ALPHA_GRAD_INPUT
-        + (("bias_grad_sum", 1), ("beta_input_grad_mul", 2), ("beta_grad_mul", 3), ("beta_grad_sum", 1),
-           ("movedim_grad_copy", 2)),
+                     ("heaviside_div", 2)) + _SURROGATE_TO_INPUT + ("lif_backward",) + _ALPHA_GRAD_INPUT
+        + ("lif_backward_alpha", ("bias_grad_sum", 1), "leaky_backward_alpha", "leaky_backward",
+           ("beta_input_grad_mul", 2), ("beta_grad_mul", 3), ("beta_grad_sum", 1), ("movedim_grad_copy", 2)),
     },
+}
+# EXODUS's CUDA kernels (cuda/lif_kernels.h, cuda/leaky_kernels.h): (values moved per neuron and step, FLOPs per
+# value); lifBackwardKernel's O(T^2) work is costed in _exodus
+EXODUS_KERNELS = {
+    "leaky_forward": (2, 1.0),  # v = beta v + x: 2 FLOPs per 2 values
+    "lif_forward": (3, 5 / 3),  # 5 FLOPs per neuron and step
+    "lif_backward": (4, None),  # reads the surrogate, the output gradient and not-clipped, writes the input gradient
+    "lif_backward_alpha": (4, 7 / 4),  # 7 FLOPs per neuron and step
+    "leaky_backward_alpha": (2, 1.5),
+    "leaky_backward": (2, 1.0),
 }
 # ops on scalars and per-neuron vectors per call (forward, backward), each the smallest kernel: Sinabs's
 # state zeroing, alpha = exp(-1/tau), the (N,) alpha and subtract vectors, the .any() checks, the state clone,
@@ -150,41 +161,23 @@ def benchmark_kernels(program: str, n: int, timesteps: int = 500, batch: int = 1
 def _exodus(ks, program, rows, n, T, B, e, vector):
     """The EXODUS programs' kernels (the module's ``sinabs-exodus``/``rockpool-exodus``), in issue order."""
     vals, neurons = rows * n, B * n
-    torch_ops = EXODUS_TORCH_OPS[program]
-    small_fwd, small_bwd = EXODUS_SMALL_OPS[program]
-    rockpool = program == "rockpool-exodus"
-    ks.append(gemm("fwd_gemm", "forward", rows, n, n, e, 1))  # addmm (Sinabs's nn.Linear) or mm (no bias)
-    for name, v in torch_ops["forward"][:3 if rockpool else 2]:
-        vector(f"fwd_{name}", "forward", v * vals)
-    if rockpool:
-        vector("fwd_leaky_forward", "forward", 2 * vals, 1.0)  # v = beta v + x: 2 FLOPs per 2 values
-        for name, v in torch_ops["forward"][3:5]:
-            vector(f"fwd_{name}", "forward", v * vals)
-    vector("fwd_lif_forward", "forward", 3 * vals, 5 / 3)  # 5 FLOPs per neuron and step
-    for name, v in torch_ops["forward"][5 if rockpool else 2:]:
-        vector(f"fwd_{name}", "forward", v * vals)
-    ks.append(Kernel("fwd_small_ops", "forward", "vector", 0.0, 0.0, small_fwd))
-    bwd = torch_ops["backward"]
-    cut = bwd.index(("plus_grad_v_mem", 3)) + 1  # the input gradient's operands are ready
-    for name, v in bwd[:cut]:
-        vector(f"bwd_{name}", "backward", v * vals)
-    # lifBackwardKernel: 6 FLOPs per (i, j > i) term of each neuron, plus the first term; 4 values from HBM
-    flops = neurons * (6.0 * T * (T - 1) / 2 + 2.0 * T)
-    ks.append(Kernel("bwd_lif_backward", "backward", "vector", flops, 4.0 * e * vals, 1))
-    alpha = len(_ALPHA_GRAD_INPUT)
-    for name, v in bwd[cut:cut + alpha]:
-        vector(f"bwd_{name}", "backward", v * vals)
-    vector("bwd_lif_backward_alpha", "backward", 4 * vals, 7 / 4)  # 7 FLOPs per neuron and step
-    rest = bwd[cut + alpha:]
-    if rockpool:  # the bias's gradient, then LeakyIntegrator.backward: alpha gradient, input gradient
-        vector(f"bwd_{rest[0][0]}", "backward", rest[0][1] * vals)
-        vector("bwd_leaky_backward_alpha", "backward", 2 * vals, 1.5)
-        vector("bwd_leaky_backward", "backward", 2 * vals, 1.0)
-        rest = rest[1:]
-    for name, v in rest:
-        vector(f"bwd_{name}", "backward", v * vals)
-    ks.append(gemm("bwd_wgrad_gemm", "backward", n, n, rows, e, 1))
-    ks.append(Kernel("bwd_small_ops", "backward", "vector", 0.0, 0.0, small_bwd))
+    small = dict(zip(("forward", "backward"), EXODUS_SMALL_OPS[program]))
+    for phase in ("forward", "backward"):
+        if phase == "forward":
+            ks.append(gemm("fwd_gemm", "forward", rows, n, n, e, 1))  # addmm (Sinabs's nn.Linear) or mm (no bias)
+        tag = {"forward": "fwd", "backward": "bwd"}[phase]
+        for step in EXODUS_TORCH_OPS[program][phase]:
+            if isinstance(step, tuple):  # a PyTorch element-wise kernel
+                vector(f"{tag}_{step[0]}", phase, step[1] * vals)
+            elif step == "lif_backward":  # 6 FLOPs per (i, j > i) term of each neuron, plus the first term
+                flops = neurons * (6.0 * T * (T - 1) / 2 + 2.0 * T)
+                ks.append(Kernel(f"{tag}_{step}", phase, "vector", flops, float(EXODUS_KERNELS[step][0]) * e * vals, 1))
+            else:  # one of EXODUS's CUDA kernels
+                values, flops_per_value = EXODUS_KERNELS[step]
+                vector(f"{tag}_{step}", phase, values * vals, flops_per_value)
+        if phase == "backward":
+            ks.append(gemm("bwd_wgrad_gemm", "backward", n, n, rows, e, 1))
+        ks.append(Kernel(f"{tag}_small_ops", phase, "vector", 0.0, 0.0, small[phase]))
     ks.append(_accumulate(n, e))
 
 
