@@ -204,7 +204,8 @@ def framework():
 def phase_seconds(program: str, n: int, gpu="rtx-4090") -> dict:
     """Seconds of the forward and backward calls: the trace costed by :func:`mimdsim.gpu.trace_cost.estimate_trace`
     (host and device streams overlapped, the trace's syncs breaking them), and per phase its host seconds
-    alone and its GEMMs' FLOPs at the GPU's fp32 peak."""
+    alone and its GEMMs' FLOPs at the GPU's GEMM peak (``matrix_flops``: strict fp32 at the measured
+    ``fp32_gemm_share``)."""
     from ..arch.gpu import gpu as gpu_spec
     from ..gpu.trace import PHASES
     from ..gpu.trace_cost import costed_trace, op_stream
