@@ -128,6 +128,20 @@ def test_large_dense_fp16_matmul_draws_at_least_70_percent_of_board_max(name):
     assert 0.7 * power_limits(name)[1] <= w <= power_limits(name)[1], (name, w)
 
 
+@pytest.mark.parametrize("name", list(GPU_PRESETS))
+def test_a_large_strict_fp32_gemm_draws_the_vector_power_share_of_board_max(name):
+    """cuda_fp32_pj_per_flop is derived as (0.85 - 0.25) x max / (0.95 x the quoted FP32 peak); a strict-FP32
+    GEMM runs at fp32_gemm_share of that peak on GA102/AD102 at the same power, so its FLOPs cost 1 / share:
+    every preset's sustained SGEMM then draws about 0.85 x max (busy static 0.25 + dynamic 0.60 + DRAM)."""
+    spec = gpu(name)
+    ks = [gemm("gemm", "forward", 16384, 16384, 16384, 4, 1)]
+    rep = workload_estimate(ks, spec, "fp32", model="gemm", mode="fp32", batch_size=1, timesteps=1)
+    rep.activity = kernel_activity(ks, "fp32")
+    assert rep.activity["cuda_gemm_flops"] == rep.activity["cuda_flops"] == 2 * 16384 ** 3
+    w = gpu_energy(rep, spec)["watts"]
+    assert 0.84 <= w / power_limits(name)[1] <= 0.87, (name, w)
+
+
 STUDY_1PCT = [c for c in multi_layer() if c.max_activity == 0.01]
 
 

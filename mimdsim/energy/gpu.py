@@ -2,7 +2,8 @@
 
     static  = idle x whole step + (busy_static_share x TDP - idle) x kernel time
     compute = tensor FLOPs x tensor_pj_per_flop (x fp16/tf32 peak for tf32)
-              + CUDA-core FLOPs x cuda_fp32_pj_per_flop (x fp32/fp16 peak for fp16 and bf16)
+              + CUDA-core FLOPs x cuda_fp32_pj_per_flop (x fp32/fp16 peak for fp16 and bf16;
+                strict-FP32 GEMM FLOPs / fp32_gemm_share: the same power at the measured lower rate)
     memory  = DRAM bytes x 8 x dram_pj_per_bit
     host    = launches x launch_uj + host bytes x 8 x pcie_pj_per_bit
 
@@ -18,9 +19,11 @@ from .summary import energy_section
 def kernel_activity(kernels, precision: str) -> dict:
     """FLOPs on the tensor cores and the CUDA cores, DRAM bytes and launches of a kernel list
     (:class:`mimdsim.gpu.model.Kernel` s); fp32 GEMMs run on the CUDA cores."""
-    tensor = sum(k.flops * k.count for k in kernels if k.kind == "matrix" and precision != "fp32")
+    matrix = sum(k.flops * k.count for k in kernels if k.kind == "matrix")
+    tensor = matrix if precision != "fp32" else 0
     flops = sum(k.flops * k.count for k in kernels)
     return {"precision": precision, "tensor_flops": float(tensor), "cuda_flops": float(flops - tensor),
+            "cuda_gemm_flops": float(matrix - tensor),  # strict-FP32 GEMMs on the CUDA cores (of cuda_flops)
             "dram_bytes": float(sum(k.nbytes * k.count for k in kernels)),
             "launches": int(sum(k.count for k in kernels)), "host_bytes": 0.0}
 
@@ -36,6 +39,9 @@ def gpu_energy(report: Report, spec) -> dict | None:
     p = a["precision"]
     tensor_scale = spec.fp16_flops / spec.tf32_flops if p == "tf32" else 1.0
     cuda_scale = spec.fp32_flops / spec.fp16_vector_flops if p in ("fp16", "bf16") else 1.0
+    # cuda_fp32_pj_per_flop is board power over the quoted FP32 peak; a strict-FP32 GEMM reaches only
+    # fp32_gemm_share of it (GA102/AD102) at that power, so each of its FLOPs costs 1 / share as much
+    gemm_extra = a.get("cuda_gemm_flops", 0.0) * (1.0 / spec.fp32_gemm_share - 1.0)
 
     def parts(get):
         idle = get(f"{name}.idle_w")
@@ -43,7 +49,7 @@ def gpu_energy(report: Report, spec) -> dict | None:
         return {
             "static": idle * seconds + (busy_static - idle) * busy,
             "compute": 1e-12 * (a["tensor_flops"] * tensor_scale * get(f"{name}.tensor_pj_per_flop")
-                                + a["cuda_flops"] * cuda_scale * get(f"{name}.cuda_fp32_pj_per_flop")),
+                                + (a["cuda_flops"] + gemm_extra) * cuda_scale * get(f"{name}.cuda_fp32_pj_per_flop")),
             "memory": 8e-12 * a["dram_bytes"] * get(f"{name}.dram_pj_per_bit"),
             "host": a["launches"] * get("gpu.launch_uj") * 1e-6
             + 8e-12 * a["host_bytes"] * get("host.pcie_pj_per_bit"),
