@@ -156,7 +156,7 @@ def test_the_report_is_a_summary_at_any_size_and_full_on_request(capsys):
     assert len(summary) < 80, len(summary)
     text = "\n".join(summary)
     assert "more layers (activity" in text and "--full lists every layer" in text
-    assert "bwd.replicate_ids.L*" in text and "3,301 supersteps in all" in text
+    assert "bwd.replicate_ids.L*" in text and "3,304 supersteps in all" in text
     assert "layer(s) 11-193 receive no input" in text and "0.5% (x192)" in text
     assert main(["run", example, "--quiet", "--full"]) == 0
     full = capsys.readouterr().out.splitlines()

@@ -40,10 +40,11 @@ def test_memory_plan_of_a_neuron_tile_by_hand():
     assert mine["L1.dense_spikes"] == 2 * B * nl * U32  # flags [N, B, 2] uint32
     assert mine["L1.input_lists"] == B * (K0 + 1) * U32  # replicated [B, K0] ids and [B, 1] counts
     assert mine["L1.neuron_params"] == 4 * nl * F32  # decay, (1 - alpha) c, thresholds [2, N]
-    # the list histories are spread over tiles 1..1471, not kept on the consumers
-    K1 = net.capacities[1]
-    per_holder = -(-B * (K1 + 2) // 1471)  # elements of [B, K + 2] per holder (1 or 0 extra)
-    assert mine["L1.list_history"] in {T * e * (U32 + F32 + U32) for e in (per_holder, per_holder - 1)}
+    # the list histories are sliceable tensors from tile 1, not kept on the consumers: the ids
+    # [T, B, 14] one column per tile on tiles 1..672 (tile 100 holds one), the counts [T, B, 2] on
+    # tiles 1..96 (not tile 100); uint32, its float32 output copy and the backward's uint32 re-cast
+    assert net.capacities[1] == 14
+    assert mine["L1.list_history"] == T * 1 * (U32 + F32 + U32)
     assert "L1.input_list_history" not in mine  # the fused plan's per-consumer history
     check_fits(prog)
 
@@ -208,3 +209,34 @@ def test_programs_without_exchange_run_without_a_barrier_and_the_band_prices_one
                               assume={"local_sync_cycles": 126}).report
     assert driver["at_high"] == pytest.approx(pinned.seconds_per_step, rel=1e-12)
     assert pinned.seconds_per_step > rep.seconds_per_step
+
+
+def test_histories_are_sliceable_tensors_and_every_slice_its_own_program():
+    """popops::createSliceableTensor (minGrainSize 0) puts ceil(E / tiles) unsliced elements on each
+    tile from the graph's first tile (tile 1 of chip 0), so every history starts on tile 1; each
+    popops::dynamicSlice / dynamicUpdate call is its own compute set (graphcore_snn 9e30597
+    poplar_code_stateBasedReset.cpp Build loopFwd, Build_grad loopBwd)."""
+    hold = np.arange(1, 1472)
+    t, e = published.sliceable(48 * 32, hold)  # layer 0's ids [T, 48, 32]: 1536 over 1471 tiles
+    assert t[0] == 1 and t[-1] == 768 and set(e) == {2}
+    t, e = published.sliceable(48 * 146, hold)  # 7008 elements: 5 per tile on 1402 tiles, the last 3
+    assert t.size == 1402 and e[:-1].max() == e[:-1].min() == 5 and e[-1] == 3
+    t, e = published.merged((np.array([1, 2, 3]), np.array([2, 2, 2])), (np.array([1, 5]), np.array([1, 1])))
+    assert t.tolist() == [1, 2, 3, 5] and e.tolist() == [3, 2, 2, 1]
+    c = [c for c in multi_layer() if len(c.sizes) == 7 and c.max_activity == 0.01][0]  # 5 hidden, K = 4
+    net, prog = compile_config(c)
+    steps = {s.name: s for s in prog.supersteps()}
+    tiles = {n: s.compute[0].tiles for n, s in steps.items() if s.compute}
+    # layer 0: ids [T, 48, 32] on tiles 1..768 (2 each), counts [T, 48, 1] on tiles 1..48: two programs
+    for phase in ("fwd", "bwd"):
+        assert tiles[f"{phase}.slice_input_ids"].tolist() == list(range(1, 769))
+        assert tiles[f"{phase}.slice_input_counts"].tolist() == list(range(1, 49))
+    L, B = len(c.sizes) - 1, 48
+    for l in range(1, L + 1):  # every layer's ids [T, B, K] and counts [T, B, 2] start on tile 1
+        K = net.capacities[l]
+        assert tiles[f"fwd.update_ids.L{l}"].tolist() == list(range(1, B * K + 1))
+        assert tiles[f"fwd.update_counts.L{l}"].tolist() == list(range(1, 2 * B + 1))
+        assert tiles[f"bwd.slice_ids.L{l}"].tolist() == tiles[f"fwd.update_ids.L{l}"].tolist()
+    # per backward step 5L + 1 dynamic slices, per forward step 2 + 3L slices and updates
+    assert sum(n.startswith("bwd.slice_") for n in steps) == 5 * L + 1
+    assert sum(n.startswith(("fwd.slice_", "fwd.update_")) for n in steps) == 2 + 3 * L

@@ -52,6 +52,26 @@ def holders(chip: int, tiles_per_chip: int) -> np.ndarray:
     return np.arange(first, (chip + 1) * tiles_per_chip)
 
 
+def sliceable(elements: int, tiles: np.ndarray):
+    """``popops::createSliceableTensor`` (minGrainSize 0) of a tensor sliced in its first dimension, on
+    a graph of ``tiles``: its ``elements`` unsliced elements in pieces of ceil(elements / tiles), one
+    piece per tile from the graph's first tile, so every such tensor of a chip starts on the same tile
+    (poplibs ``lib/popops/DynamicSlice.cpp`` ``createSliceableTensorGivenOrder``, sdk/poplar/2.5.1):
+    (tiles used, elements on each)."""
+    per = -(-elements // tiles.size)
+    used = -(-elements // per)
+    each = np.full(used, per, dtype=np.int64)
+    each[-1] = elements - per * (used - 1)
+    return tiles[:used], each
+
+
+def merged(*maps):
+    """Several (tiles, elements) mappings as one: the tiles of any, with their elements summed."""
+    t = np.concatenate([m[0] for m in maps])
+    u, inv = np.unique(t, return_inverse=True)
+    return u, np.bincount(inv, weights=np.concatenate([m[1] for m in maps])).astype(np.int64)
+
+
 def spread(elements: int, tiles: np.ndarray):
     """``elements`` spread linearly over ``tiles``: (tiles used, elements on each)."""
     used = min(elements, tiles.size)
@@ -164,6 +184,15 @@ class _Published:
                 self.gen_tiles[i] = tiles.reshape(B, 2, self.gens[i].spread)
         # the layer's history holders and the per-sample combine tile (first tile of the sample's groups)
         self.hold = [holders(p.chip, self.tpc) for p in self.layers]
+        # each history is its own sliceable tensor on its chip's virtual graph (tile 0 of chip 0 left
+        # out): the input ids [T, B, K0] and counts [T, B, 1] (Build_allocator cases 2, 3), and per layer
+        # the ids [T, B, K] and counts [T, B, 2] (Build, out_spike_ids / num_out_spikes); all start on
+        # the chip's first tile, so the low tiles hold a piece of every one
+        hold0 = holders(self.layers[0].chip, self.tpc)
+        caps = low.capacities
+        self.ids_map = [sliceable(B * caps[0], hold0)] + [sliceable(B * caps[l], self.hold[l - 1])
+                                                          for l in range(1, L + 1)]
+        self.counts_map = [sliceable(B, hold0)] + [sliceable(2 * B, self.hold[l - 1]) for l in range(1, L + 1)]
         self.combine_tile = [g[:, 0, 0] for g in self.gen_tiles]
         # surrogate vertices: tile chip*tpc + 1 + B*(layer index on its chip) + b
         self.grad_tile = []
@@ -205,8 +234,7 @@ class _Published:
         alloc = self.tensors.alloc
         sizes, caps = low.sizes, low.capacities
         # layer 0's input history [T, B, K0] (float32 op input, then uint32 after the cast)
-        first = self.layers[0]
-        h0, e0 = spread(B * (caps[0] + 1), holders(first.chip, self.tpc))
+        h0, e0 = merged(self.ids_map[0], self.counts_map[0])
         alloc("L0.input_history", "lists", h0, T * e0 * (F32 + U32), 0)
         for l, (p, gen) in enumerate(zip(self.layers, self.gens), start=1):
             n_in, K, K_in = sizes[l - 1], caps[l], caps[l - 1]
@@ -227,8 +255,8 @@ class _Published:
             if l > 1:
                 alloc(f"L{l}.partials", "buffers", tiles, B * K_in * F32, l)  # dLdx [tiles, B, K_in]
             # the list history [T, B, K] and counts [T, B, 2], uint32, its float32 output copy and the
-            # backward's uint32 re-cast: spread over the layer's chip
-            ht, he = spread(B * (K + 2), self.hold[l - 1])
+            # backward's uint32 re-cast: two sliceable tensors on the layer's chip
+            ht, he = merged(self.ids_map[l], self.counts_map[l])
             alloc(f"L{l}.list_history", "lists", ht, T * he * (U32 + F32 + U32), l)
             # spike generation scratch on the generation tiles: per (sample, threshold) the workers'
             # lists [W, Kw] + counts, the tile lists [spread, Kc] + counts, the unused offsets
@@ -283,7 +311,7 @@ class _Published:
     def io_steps(self, sync):
         """Infeed of one batch: the input ids [B, T, K0] (float32), counts [B, T] and labels."""
         low = self.low
-        h0, e0 = spread(low.B * (low.capacities[0] + 1), self.hold[0])
+        h0, e0 = merged(self.ids_map[0], self.counts_map[0])
         return [Superstep("io.inputs", "io", (), (
             host_stream("inputs", h0, low.T * e0 * F32),
             point_to_point("labels", [HOST], [self.layers[-1].first_tile], low.B * F32)), sync),
@@ -293,10 +321,11 @@ class _Published:
         low, B = self.low, self.low.B
         caps, L = low.capacities, low.L
         steps = []
-        # F1: slice layer 0's ids and counts at t (on their holders)
-        h0, e0 = spread(B * (caps[0] + 1), self.hold[0])
-        steps.append(Superstep("fwd.slice_input", "forward",
-                               (vertices("popops.dynamic_slice", 0, h0, elements=e0),), (), sync))
+        # F1: slice layer 0's ids and counts at t: two popops::dynamicSlice calls, each its own
+        # compute set on the tiles of its sliceable tensor
+        for what, (tiles, el) in (("ids", self.ids_map[0]), ("counts", self.counts_map[0])):
+            steps.append(Superstep(f"fwd.slice_input_{what}", "forward",
+                                   (vertices("popops.dynamic_slice", 0, tiles, elements=el),), (), sync))
         # F2: the one-step delay: layer l-1's sliced list (t-1) -> the linear input buffer of layer l
         for l in range(2, L + 1):
             src, se = spread(B * (caps[l - 1] + 1), self.hold[l - 2])
@@ -354,16 +383,16 @@ class _Published:
             ht, he = spread(B * (gen.K + 2), self.hold[l - 1])
             exch.append(_rows_to_spread(f"L{l}.list", ct, (gen.K + 2), ht, he, U32, self.next_group(B)))
         steps.append(Superstep("fwd.combine", "forward", tuple(comp), tuple(exch), sync))
-        # F9: dynamicUpdate of the state history (local) and of the list histories (on their holders)
+        # F9: dynamicUpdate of the state history (local) and of the two list histories (on their tiles),
+        # one popops::dynamicUpdate per (layer, tensor)
         for l, p in enumerate(self.layers, start=1):
             steps.append(Superstep(f"fwd.update_state.L{l}", "forward", (
                 vertices("popops.dynamic_update", l, p.tile_ids, elements=B * p.n_local),), (), sync))
-            ht, he = spread(B * (self.gens[l - 1].K + 2), self.hold[l - 1])
-            k_share = np.maximum((he * self.gens[l - 1].K) // (self.gens[l - 1].K + 2), 1)
-            steps.append(Superstep(f"fwd.update_ids.L{l}", "forward", (
-                vertices("popops.dynamic_update", l, ht, elements=k_share),), (), sync))
-            steps.append(Superstep(f"fwd.update_counts.L{l}", "forward", (
-                vertices("popops.dynamic_update", l, ht, elements=np.maximum(he - k_share, 1)),), (), sync))
+            for what, (tiles, el) in (("ids", self.ids_map[l]), ("counts", self.counts_map[l])):
+                steps.append(Superstep(f"fwd.update_{what}.L{l}", "forward", (
+                    vertices("popops.dynamic_update", l, tiles, elements=el),), (), sync))
+        # popops::countedLoop's induction variable += 1 at the end of the body (tile 0; Loop.cpp)
+        steps.append(Superstep("fwd.itime", "forward", (vertices("popops.scalar_op", None, [0]),), (), sync))
         return steps
 
     def input_list_source(self, l):
@@ -410,7 +439,7 @@ class _Published:
         """The op's float32 output copies of the list histories (``popops::cast`` after the loop)."""
         steps = []
         for l, gen in enumerate(self.gens, start=1):
-            ht, he = spread(self.low.B * (gen.K + 2), self.hold[l - 1])
+            ht, he = merged(self.ids_map[l], self.counts_map[l])
             steps.append(Superstep(f"fwd.cast_lists.L{l}", "forward", (
                 vertices("popops.cast", l, ht, elements=self.low.T * he),), (), sync))
         return steps
@@ -419,7 +448,7 @@ class _Published:
         """The gradient op's setup: re-casts of the histories to uint32, zeroed gradient buffers."""
         steps = []
         for l, (p, gen) in enumerate(zip(self.layers, self.gens), start=1):
-            ht, he = spread(self.low.B * (gen.K + 2), self.hold[l - 1])
+            ht, he = merged(self.ids_map[l], self.counts_map[l])
             steps.append(Superstep(f"bwd.cast_lists.L{l}", "backward", (
                 vertices("popops.cast", l, ht, elements=self.low.T * he),), (), sync))
         zero = [vertices("popops.zero", l, p.tile_ids,
@@ -436,18 +465,18 @@ class _Published:
         for name in ("bwd.itime", "bwd.itime_minus_one"):
             steps.append(Superstep(name, "backward", (vertices("popops.scalar_op", None, [0]),), (), sync))
         # B2: 5L + 1 dynamic slices of the histories (on their holders; the state slice on the neuron tiles)
-        h0, e0 = spread(B * (caps[0] + 1), self.hold[0])
-        steps.append(Superstep("bwd.slice_input", "backward", (vertices("popops.dynamic_slice", 0, h0, elements=e0),),
-                               (), sync))
+        # (each popops::dynamicSlice call its own compute set, on the tiles of its sliceable tensor)
+        for what, (tiles, el) in (("ids", self.ids_map[0]), ("counts", self.counts_map[0])):
+            steps.append(Superstep(f"bwd.slice_input_{what}", "backward",
+                                   (vertices("popops.dynamic_slice", 0, tiles, elements=el),), (), sync))
         for l in range(1, L + 1):
-            ht, he = spread(B * (caps[l] + 2), self.hold[l - 1])
+            ids, counts = self.ids_map[l], self.counts_map[l]
             p = self.layers[l - 1]
-            slices = [("ids", ht, he), ("counts", ht, np.maximum(he // (caps[l] + 2) * 2, 1)),
-                      ("state", p.tile_ids, B * p.n_local)]
+            slices = [("ids", *ids), ("counts", *counts), ("state", p.tile_ids, B * p.n_local)]
             if l < L:  # the next layer's input list at t - 1
-                slices += [("ids_prev", ht, he), ("counts_prev", ht, np.maximum(he // (caps[l] + 2) * 2, 1))]
-            else:  # dL/dS of the output list at t
-                slices += [("dL_dS", ht, he)]
+                slices += [("ids_prev", *ids), ("counts_prev", *counts)]
+            else:  # dL/dS of the output list at t: the gradient of the float ids output, laid out as the ids
+                slices += [("dL_dS", *ids)]
             for what, tiles, el in slices:
                 steps.append(Superstep(f"bwd.slice_{what}.L{l}", "backward", (
                     vertices("popops.dynamic_slice", l, tiles, elements=el),), (), sync))
