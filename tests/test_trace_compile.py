@@ -89,3 +89,36 @@ def test_eager_costing_keeps_one_kernel_per_device_op():
     tr = torch_trace(mm_and_three_pointwise())
     rep, kernels = costed_trace(tr, "a100-40gb")
     assert len(kernels) == int(np.count_nonzero(tr.device_mask)) == 4 and "cuda_graphs" not in rep.placement
+
+
+def test_compare_gpu_trace_mode_reduce_overhead_costs_the_file_compiled(capsys):
+    """``mimdsim compare --gpu-trace examples/custom_lif_step.py --gpu-trace-mode reduce-overhead``: the column
+    is the trace costed compiled (its seconds printed); a bad mode, and the mode without a file, are errors
+    naming the flags."""
+    from mimdsim.cli import main
+    from mimdsim.compare import compare
+    from mimdsim.gpu.trace_cost import estimate_trace
+    from mimdsim.gpu.trace_file import load_step
+
+    assert main(["compare", "--gpu-trace", "examples/custom_lif_step.py", "--gpu-trace-mode", "reduce-overhead",
+                 "--strategy", "fused"]) == 0
+    out = capsys.readouterr().out
+    step, b, t, _ = load_step("examples/custom_lif_step.py")
+    from mimdsim.gpu.trace import trace_torch
+    tr = trace_torch(step, timesteps=t, batch_size=b)
+    r = estimate_trace(tr, "a100-40gb", mode="reduce-overhead")
+    eager = estimate_trace(tr, "a100-40gb")
+    assert f"{r.seconds_per_step:.3e}" in out and f"{eager.seconds_per_step:.3e}" not in out
+    assert r.placement["kernel_launches"] < eager.placement["kernel_launches"] == int(np.count_nonzero(tr.device_mask))
+    assert main(["compare", "--gpu-trace", "examples/custom_lif_step.py", "--gpu-trace-mode", "compiled"]) == 2
+    assert "--gpu-trace-mode: invalid choice: 'compiled' (choose from 'eager', 'reduce-overhead')" in \
+        capsys.readouterr().err
+    with pytest.raises(ConfigError, match="--gpu-trace-mode reduce-overhead .* no --gpu-trace FILE.py"):
+        compare(mimdsim_net(), gpu_trace_mode="reduce-overhead")
+
+
+def mimdsim_net():
+    import mimdsim
+    from mimdsim.snn.zoo import ZOO
+
+    return mimdsim.Network.build([4, 3], ZOO["leaky"], seed=0)
