@@ -23,7 +23,7 @@ __all__ = ["compare", "Comparison"]
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
-            assume=None, band=True, gpu_trace=None, **simulate_kw) -> Comparison:
+            assume=None, band=True, gpu_trace=None, gpu_trace_mode="eager", **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
@@ -34,9 +34,16 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     the GPU; every other one moves over its range in each column's band and the speedup's
     (``Comparison.speedup_band``). ``gpu_trace`` (a Python file defining ``step()``
     or ``make_step()``, or a :class:`~mimdsim.gpu.trace.Trace`) adds column ``"trace"``: that
-    PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`).
+    PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`), as PyTorch eager runs it
+    or, ``gpu_trace_mode="reduce-overhead"``, as ``torch.compile(mode="reduce-overhead")`` does
+    (:mod:`mimdsim.gpu.trace_compile`).
     """
     assume = A.check(assume)
+    from .gpu.trace_compile import MODES
+    check_choice("--gpu-trace-mode", gpu_trace_mode, MODES)
+    if gpu_trace is None and gpu_trace_mode != "eager":
+        raise ConfigError(f"--gpu-trace-mode {gpu_trace_mode} says how the --gpu-trace step runs, and no "
+                          "--gpu-trace FILE.py is given: add one, or drop --gpu-trace-mode")
     if simulate_kw.get("training", True) is not True:
         raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
                           "programs); drop training=False, or simulate(..., training=False) the chip alone")
@@ -82,7 +89,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
                                                                         timesteps=rep.timesteps)
         def traced(g):
             with A.pinned(held):
-                return costed_trace(tr, g, precision=precision)
+                return costed_trace(tr, g, precision=precision, mode=gpu_trace_mode)
 
         r, kernels = traced(spec)
         r.activity = kernel_activity(kernels, r.placement["precision"])

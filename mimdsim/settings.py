@@ -121,6 +121,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("gpu.trace", "--gpu-trace", "str", None,
             "also trace the PyTorch training step of FILE.py (it defines step() or make_step(); "
             "docs/gpu-model.md) and cost it on --gpu, as column 'trace'", commands=("compare",)),
+    Setting("gpu.trace_mode", "--gpu-trace-mode", "str", "eager",
+            "how the --gpu-trace step runs: eager (each op a kernel, dispatched from Python) or reduce-overhead "
+            "(as torch.compile(mode='reduce-overhead'): element-wise runs fused, one CUDA graph launch per graph; "
+            "docs/gpu-model.md)", choices=("eager", "reduce-overhead"), commands=("compare",)),
     Setting("gpu.systolic", "--systolic", "str", None,
             "also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)", commands=("compare",)),
     Setting("output.json", "--json", "str", None, "write the full report as JSON", metavar="FILE"),

@@ -196,13 +196,19 @@ def test_a_custom_lif_loop_traced_and_costed():
 
 def test_a_long_trace_holds_shapes_not_tensors():
     """A loop repeats its ops: the table of distinct ops does not grow with T, and each further op
-    costs the trace 5 bytes (its index and phase), so 1000 steps of a 3-layer network stay under 1 MB."""
+    costs the trace 5 bytes (its index and phase) and 4 per tensor operand (its tensor id), so 1000 steps
+    of a 3-layer network stay under 1 MB."""
     small = mimdsim.trace_torch(custom_lif_step([20, 16, 16, 4], 20, 8), warmup=0)
     large = mimdsim.trace_torch(custom_lif_step([20, 16, 16, 4], 100, 8), warmup=0)
     assert len(large.table) == len(small.table)
-    assert large.nbytes() - small.nbytes() == 5 * (len(large) - len(small))
-    per_step = (len(large) - len(small)) / 80
-    assert small.nbytes() + 5 * per_step * 980 < 1e6
+
+    def operands(tr):
+        return sum(len(op.inputs) + len(op.outputs) for op, _ in tr.ops())
+
+    assert small.tensor_ids.size == operands(small) and large.tensor_ids.size == operands(large)
+    grown = 5 * (len(large) - len(small)) + 4 * (operands(large) - operands(small))
+    assert large.nbytes() - small.nbytes() == grown
+    assert small.nbytes() + grown / 80 * 980 < 1e6
 
 
 def test_missing_torch_is_a_one_line_error_naming_the_extra(monkeypatch):

@@ -83,9 +83,38 @@ def test_norse_trace_at_the_benchmark_size_costs_as_its_kernels():
     spec = gpu("rtx-4090")
     device = sum(kernel_seconds(op_kernel(op, "forward", tr.gemm_weight_bytes), spec, "fp32") for op in fwd)
     got = tl.phase_seconds("traced:norse", 4096)
-    # the sync (full()'s fill value read to the host) after the addmm: the host waits for it, then issues the rest
-    assert got["model"]["forward"] == pytest.approx(device + 12e-6, rel=0.02)
-    assert got["host"]["forward"] == pytest.approx(15 * 12e-6)
+    # eager (kept beside the compiled figure): the sync (full()'s fill value read to the host) after the addmm:
+    # the host waits for it, then issues the rest
+    assert got["eager"]["forward"] == pytest.approx(device + 12e-6, rel=0.02)
+
+
+def test_norse_forward_compiled_is_the_addmm_the_sync_and_one_fused_pass():
+    """As torch.compile(mode="reduce-overhead") runs it (the benchmark's mode), the forward's 13 element-wise
+    eager kernels are one fused kernel: it reads the addmm's [T, B, n] result and writes three [T, B, n]
+    tensors: the spikes z and v - v_th (both read by the backward) and the new v (a result, never read), 4 x
+    T*B*n x 4 B, plus six 4-byte scalars (v_leak, tau_mem_inv, v_th, the threshold, v_reset read; tau_mem_inv *
+    dt written, read by the backward); full()'s v and the other intermediates stay inside. FLOPs: 12 passes
+    over T*B*n and the one-element mul. The sync splits the forward into two CUDA graphs: the call is its
+    device time plus two graph launches (15 us each) and a node overhead (0.6 us) per kernel."""
+    _need("traced:norse")
+    from mimdsim.arch.gpu import gpu
+    from mimdsim.gpu.model import Kernel, kernel_seconds
+    from mimdsim.gpu.trace_cost import costed_trace, op_kernel
+
+    tr = tl.trace("traced:norse", 4096)
+    spec, tbn = gpu("rtx-4090"), 500 * 16 * 4096
+    rep, kernels = costed_trace(tr, spec, framework=tl.framework(), mode="reduce-overhead")
+    fwd = [k for k in kernels if k.phase == "forward"]
+    assert [k.name for k in fwd] == ["forward.addmm", "forward._local_scalar_dense", "forward.fused"]
+    assert fwd[2].nbytes == 4 * tbn * 4 + 6 * 4 and fwd[2].flops == 12 * tbn + 1
+    assert rep.placement["cuda_graphs"] == 3  # forward before and after the sync, backward
+    addmm = next(op for op, p in tr.ops() if op.name == "addmm")
+    device = (kernel_seconds(op_kernel(addmm, "forward", tr.gemm_weight_bytes), spec, "fp32") + spec.vector_floor_s
+              + kernel_seconds(Kernel("f", "forward", "vector", 12.0 * tbn + 1, 16.0 * tbn + 24, 1), spec, "fp32")
+              + 2 * spec.graph_node_overhead_s)  # the sync's one-element copy: the vector floor
+    got = tl.phase_seconds("traced:norse", 4096)
+    assert got["model"]["forward"] == pytest.approx(device + 2 * spec.graph_launch_s, rel=1e-9)
+    assert got["host"]["forward"] == pytest.approx(2 * spec.graph_launch_s + 12e-6)  # two launches, the sync's op
 
 
 def test_traced_rows_in_validate():

@@ -33,7 +33,9 @@ Rules (each decided at dispatch, from the framework's own state, not from op nam
 
 The trace holds shapes, not tensors: each distinct (op, input shapes and dtypes, output shapes and
 dtypes, device work, sync) is stored once, and the op stream is an array of indices into that table
-with one phase byte per op, so a long trace of a repeating loop stays small.
+with one phase byte per op, so a long trace of a repeating loop stays small. Which tensor each operand
+is, is one int32 per operand (``Trace.tensor_ids``: a view and its base are one tensor), for a
+compiled costing that needs to know which results a fused kernel keeps inside (:mod:`.trace_compile`).
 """
 from __future__ import annotations
 
@@ -51,6 +53,11 @@ NO_KERNEL = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "set_", "sym_size", "sym_stride",
     "sym_numel", "is_same_size", "_record_function_enter_new", "_record_function_exit",
 })
+# NO_KERNEL ops whose result aliases their first operand (a view, or the tensor itself): one tensor id. Below
+# autograd a view's result has no ``_base`` yet, so the id is carried here
+ALIASES = NO_KERNEL - {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "sym_size",
+                       "sym_stride", "sym_numel", "is_same_size", "_record_function_enter_new",
+                       "_record_function_exit"}
 SYNC_OPS = frozenset({"_local_scalar_dense", "nonzero"})
 GEMMS = frozenset({"mm", "addmm", "bmm", "baddbmm"})
 HOST_COPY_METHODS = ("cpu", "numpy", "tolist")  # Tensor methods that copy a device tensor to the host
@@ -141,6 +148,9 @@ class Trace:
     seconds_on_cpu: float = 0.0
     gemm_weight_bytes: int = 0  # bytes of the distinct parameters GEMMs read: the L2 working set of the weights
     extrapolated_from: tuple = ()  # the timesteps traced where the stream was built by repeating a period (trace_period.py)
+    # per dispatched op, its operands' tensor ids, inputs then outputs (len(op.inputs) + len(op.outputs) each),
+    # in one flat int32 array; a view has its base's id. None where unknown (a trace built from a period)
+    tensor_ids: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.sequence.size)
@@ -179,7 +189,23 @@ class Trace:
     def nbytes(self) -> int:
         """Bytes the trace holds: its per-op arrays and its table of distinct ops (as pickled)."""
         import pickle
-        return int(self.sequence.nbytes + self.phase.nbytes + len(pickle.dumps(self.table)))
+        ids = getattr(self, "tensor_ids", None)
+        return int(self.sequence.nbytes + self.phase.nbytes + (0 if ids is None else ids.nbytes) +
+                   len(pickle.dumps(self.table)))
+
+    def operand_ids(self):
+        """(input ids, output ids) of every dispatched op, in order (see ``tensor_ids``); None where unknown."""
+        ids = getattr(self, "tensor_ids", None)
+        if ids is None:
+            return None
+        n_in = np.array([len(op.inputs) for op in self.table], np.int64)[self.sequence]
+        n_out = np.array([len(op.outputs) for op in self.table], np.int64)[self.sequence]
+        ends = np.cumsum(n_in + n_out)
+        if ends.size and ends[-1] != ids.size:
+            raise ValueError(f"tensor_ids holds {ids.size} ids, the ops have {int(ends[-1])} operands")
+        flat = ids.tolist()
+        starts = (ends - n_in - n_out).tolist()
+        return [(tuple(flat[a:a + i]), tuple(flat[a + i:e])) for a, i, e in zip(starts, n_in.tolist(), ends.tolist())]
 
 
 def _shapes(torch, values, out):
@@ -188,6 +214,25 @@ def _shapes(torch, values, out):
             out.append((tuple(v.shape), str(v.dtype).removeprefix("torch.")))
         elif isinstance(v, (list, tuple)):
             _shapes(torch, v, out)
+    return out
+
+
+def _ids(torch, values, out, tid):
+    """The tensor ids of ``values`` in :func:`_shapes`' order."""
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            out.append(tid(v))
+        elif isinstance(v, (list, tuple)):
+            _ids(torch, v, out, tid)
+    return out
+
+
+def _flat(torch, values, out):
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            _flat(torch, v, out)
     return out
 
 
@@ -235,8 +280,21 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     Tensor = torch.Tensor
 
     params: dict = {}  # id of a parameter a GEMM read -> its bytes
+    from torch.utils.weak import WeakIdKeyDictionary
 
-    def record(name, inputs, outputs, device, sync, phase, weights=()):
+    known = WeakIdKeyDictionary()  # tensor -> its id: weak, so a freed tensor's id() reused later is a new tensor
+    tids: list = []
+    fresh = iter(range(1 << 31))
+
+    def tid(t):
+        base = t._base if t._is_view() else t
+        i = known.get(base)
+        if i is None:
+            i = known[base] = next(fresh)
+        return i
+
+    def record(name, inputs, outputs, device, sync, phase, weights=(), ids=()):
+        tids.extend(ids)
         key = (name, inputs, outputs, device, sync, weights)
         i = index.get(key)
         if i is None:
@@ -264,7 +322,7 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
             name = getattr(func, "__name__", "")
             if name in HOST_COPY_METHODS and args and isinstance(args[0], Tensor) and func is getattr(Tensor, name):
                 t = args[0]
-                record(f"to_host.{name}", _shape_key(t), (), True, "to_host", phase_now())
+                record(f"to_host.{name}", _shape_key(t), (), True, "to_host", phase_now(), ids=(tid(t),))
             return func(*args, **kwargs)
 
     def _shape_key(t):
@@ -275,7 +333,7 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
             kwargs = kwargs or {}
             name = func.__name__.split(".")[0]
             if name == "_local_scalar_dense" and args[0].is_meta:  # a meta tensor has no value: 0, still a sync
-                record(name, _shape_key(args[0]), (), True, "item", phase_now())
+                record(name, _shape_key(args[0]), (), True, "item", phase_now(), ids=(tid(args[0]),))
                 return _meta_scalar(torch, args[0])
             out = func(*args, **kwargs)
             phase = phase_now()
@@ -285,7 +343,12 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
             device = not host and name not in NO_KERNEL
             sync = ("item" if name == "_local_scalar_dense" else "nonzero") if device and name in SYNC_OPS else ""
             weights = _gemm_weights(torch, args, params) if device and name in GEMMS else ()
-            record(name, inputs, outputs, device, sync, phase, weights)
+            ids = _ids(torch, args, [], tid) + _ids(torch, kwargs.values(), [], tid)
+            if name in ALIASES and ids:  # the result (each piece of a split) is its operand's storage
+                for o in _flat(torch, (out,), []):
+                    known[o] = ids[0]
+            ids += _ids(torch, (out,), [], tid)
+            record(name, inputs, outputs, device, sync, phase, weights, ids)
             return out
 
     def pre(opt, args, kwargs):
@@ -319,7 +382,7 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     return Trace(table=table, sequence=np.array(seq, np.int32), phase=phase, optimizer_calls=state["calls"],
                  versions=versions, timesteps=int(timesteps), batch_size=int(batch_size),
                  model=model or getattr(step, "__name__", "traced step"), seconds_on_cpu=seconds,
-                 gemm_weight_bytes=int(sum(params.values())))
+                 gemm_weight_bytes=int(sum(params.values())), tensor_ids=np.array(tids, np.int32))
 
 
 def _gemm_weights(torch, args, params) -> tuple:

@@ -89,9 +89,7 @@ def op_stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str):
             cost[key] = op.input_bytes() / link
             continue
         k = kernels[key] = op_kernel(op, ph, getattr(trace, "gemm_weight_bytes", 0))
-        dtypes = [d for _, d in op.inputs + op.outputs]
-        p = next((DTYPE_PRECISION[d] for d in dtypes if d in DTYPE_PRECISION), precision)
-        cost[key] = kernel_seconds(k, spec, p)
+        cost[key] = kernel_seconds(k, spec, _op_precision(op, precision))
     keys = list(zip(seq.tolist(), phase.tolist()))
     device = np.array([cost[k] for k in keys]) if n else np.zeros(0)
     host = np.where(phase == PHASES.index("backward"), fw.host_backward_op_s, fw.host_forward_op_s).astype(float)
@@ -100,24 +98,48 @@ def op_stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str):
     return host, device, syncs, [kernels[k] for k in keys], phase
 
 
+def stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str, mode: str = "eager"):
+    """(host seconds, device seconds, sync, kernel, phase code) per kernel in issue order, and the number of
+    CUDA graphs: :func:`op_stream` (each device op a kernel, no graph) for ``mode="eager"``, else its
+    compiled form (:func:`~.trace_compile.compiled_stream`)."""
+    from .trace_compile import compiled_stream
+
+    host, device, syncs, kernel_list, phase = op_stream(trace, spec, fw, precision)
+    if mode == "eager":
+        return host, device, syncs, kernel_list, phase, 0
+    per_op = np.where(phase == PHASES.index("backward"), fw.host_backward_op_s, fw.host_forward_op_s)
+    return compiled_stream(trace, spec, per_op, host, device, kernel_list, lambda op: _op_precision(op, precision))
+
+
+def _op_precision(op: TracedOp, precision: str) -> str:
+    """The precision ``op`` runs in: fp16/bf16 where it holds such a tensor, else ``precision``."""
+    return next((DTYPE_PRECISION[d] for _, d in op.inputs + op.outputs if d in DTYPE_PRECISION), precision)
+
+
 def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
-                   precision: str | None = None) -> Report:
+                   precision: str | None = None, mode: str = "eager") -> Report:
     """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
     ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
-    phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction."""
-    return costed_trace(trace, gpu, framework=framework, precision=precision)[0]
+    phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction. ``mode``:
+    "eager" (each op a kernel, dispatched from Python) or "reduce-overhead" (:func:`costed_trace`)."""
+    return costed_trace(trace, gpu, framework=framework, precision=precision, mode=mode)[0]
 
 
 def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
-                 precision: str | None = None):
-    """:func:`estimate_trace`'s Report and the kernel of every device op (for energy and callers)."""
+                 precision: str | None = None, mode: str = "eager"):
+    """:func:`estimate_trace`'s Report and the kernel of every device op (for energy and callers).
+    ``mode="reduce-overhead"``: the step as ``torch.compile(mode="reduce-overhead")`` runs it, its element-wise
+    runs fused and each graph one CUDA graph launch (:mod:`.trace_compile`); its kernels, not ops, listed."""
+    from .trace_compile import MODES
+
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     fw = framework_spec(framework)
+    check_choice("mode", mode, MODES)
     if precision is None:
         precision = "tf32" if fw.float32_matmul == "tf32" and spec.tf32_flops else "fp32"
     check_choice("precision", precision, PRECISIONS)
     spec.matrix_flops(precision)  # raises if the GPU lacks this precision
-    host, device, syncs, kernel_list, phase = op_stream(trace, spec, fw, precision)
+    host, device, syncs, kernel_list, phase, graphs = stream(trace, spec, fw, precision, mode)
     n = len(kernel_list)
     total, wait = synchronised_timeline(host, device, syncs)
 
@@ -139,20 +161,29 @@ def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpe
     bound = "host" if host_bound > 0.5 else "device"
     gemms = sum(1 for k in kernel_list if k.kind == "matrix")
     versions = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
-    notes = [f"traced ({versions}): {n} device ops ({gemms} GEMMs) of {len(trace)} dispatched, "
-             f"{summary['host_syncs']} host sync(s) per step; {bound}-bound: the device waits "
-             f"{100 * host_bound:.0f}% of the step for the host ({fw.name}: {fw.host_forward_op_s * 1e6:.1f} us "
-             f"per forward op, {fw.host_backward_op_s * 1e6:.1f} us per backward op; docs/gpu-model.md)",
-             "device memory is not traced"]
+    if mode == "eager":
+        notes = [f"traced ({versions}): {n} device ops ({gemms} GEMMs) of {len(trace)} dispatched, "
+                 f"{summary['host_syncs']} host sync(s) per step; {bound}-bound: the device waits "
+                 f"{100 * host_bound:.0f}% of the step for the host ({fw.name}: {fw.host_forward_op_s * 1e6:.1f} us "
+                 f"per forward op, {fw.host_backward_op_s * 1e6:.1f} us per backward op; docs/gpu-model.md)"]
+    else:
+        notes = [f"traced ({versions}), costed as torch.compile(mode=\"{mode}\") runs it: {n} kernels ({gemms} "
+                 f"GEMMs, {sum(k.name.endswith('.fused') for k in kernel_list)} fused element-wise runs) from "
+                 f"{int(trace.device_mask.sum())} device ops, {graphs} CUDA graph launch(es) of "
+                 f"{spec.graph_launch_s * 1e6:.0f} us, {summary['host_syncs']} host sync(s) per step; {bound}-bound "
+                 f"({100 * host_bound:.0f}% host); Dynamo guards not costed (docs/gpu-model.md)"]
+    notes.append("device memory is not traced")
+    label = "eager-trace" if mode == "eager" else "compiled-trace"
     return Report(
-        architecture=spec.name, platform="gpu", model=trace.model, mode=f"eager-trace {precision}",
+        architecture=spec.name, platform="gpu", model=trace.model, mode=f"{label} {precision}",
         timesteps=int(trace.timesteps), batch_size=int(trace.batch_size) or 1, clock_hz=hz, cycles=cycles,
         steps=steps, memory={},
-        placement={"strategy": "eager-trace", "framework": fw.name, "precision": precision, "kernel_launches": n,
+        placement={"strategy": label, "framework": fw.name, "precision": precision, "kernel_launches": n,
                    "gemms": gemms, "host_syncs": summary["host_syncs"], "host_syncs_by_phase":
                    summary["host_syncs_by_phase"], "backward_passes": summary["backward_passes"],
                    "optimizer_calls": summary["optimizer_calls"], "host_bound_fraction": host_bound,
-                   "bound": bound, "traced": dict(trace.versions)},
+                   "bound": bound, "traced": dict(trace.versions),
+                   **({} if mode == "eager" else {"compile_mode": mode, "cuda_graphs": graphs})},
         notes=notes), kernel_list
 
 

@@ -141,10 +141,17 @@ def build_trace(rule, like: Trace, T: int) -> Trace:
                            [np.zeros(0, np.int32)])
         seqs.append(s)
         phases.append(np.full(s.size, phase, np.int8))
-    return Trace(table=table, sequence=np.concatenate(seqs) if seqs else np.zeros(0, np.int32),
-                 phase=np.concatenate(phases) if phases else np.zeros(0, np.int8), optimizer_calls=like.optimizer_calls,
-                 versions=dict(like.versions), timesteps=T, batch_size=like.batch_size, model=like.model,
-                 gemm_weight_bytes=like.gemm_weight_bytes)
+    out = Trace(table=table, sequence=np.concatenate(seqs) if seqs else np.zeros(0, np.int32),
+                phase=np.concatenate(phases) if phases else np.zeros(0, np.int8), optimizer_calls=like.optimizer_calls,
+                versions=dict(like.versions), timesteps=T, batch_size=like.batch_size, model=like.model,
+                gemm_weight_bytes=like.gemm_weight_bytes)
+    # tensor ids: the probe's where no period repeats (the same ops, one for one, T only in their shapes);
+    # a repeated period would need its tensors renumbered per repeat, which is not built: unknown (None)
+    ids = getattr(like, "tensor_ids", None)
+    if ids is not None and all(kind == "fixed" for _, segments in rule for kind, _ in segments) and \
+            len(out) == len(like) and sum(len(op.inputs) + len(op.outputs) for op, _ in out.ops()) == ids.size:
+        out.tensor_ids = ids.copy()
+    return out
 
 
 # A template is an op (constant in t) or ("affine", op, inputs template, outputs template, t0): the op at t0

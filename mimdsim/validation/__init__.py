@@ -209,6 +209,8 @@ def library_rows(doc, quick: bool = False):
             t = traced_libraries.phase_seconds(prog, p["n"], "rtx-4090")
             model, peak, precision = t["model"][p["phase"]], t["gemm_peak"][p["phase"]], "fp32"
             extra = {"host_seconds": t["host"][p["phase"]], "traced": t["summary"]["versions"]}
+            if "eager" in t:  # a compiled program: its eager costing beside it
+                extra.update(compiled=t["mode"], eager_seconds=t["eager"][p["phase"]])
         else:
             half = bool(p.get("half"))
             model = libraries.phase_seconds(prog, p["n"], "rtx-4090", half=half)[p["phase"]]
@@ -230,6 +232,8 @@ def _snn_libraries_gpu(doc, quick):
             continue
         note = "unsynchronised" + (f"; traced, host alone {r['host_seconds'] / r['measured_seconds']:.2f}"
                                    if "host_seconds" in r else "")
+        if "eager_seconds" in r:
+            note += f"; torch.compile {r['compiled']}, eager {r['eager_seconds'] / r['measured_seconds']:.2f}"
         out.append(Point(f"{r['framework']}, n = {r['n']}, {r['phase']}", r["model_seconds"], r["measured_seconds"],
                          "s", r["model_seconds"] / r["measured_seconds"], note))
     return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35"

@@ -16,8 +16,9 @@ and one backward call (``output.sum().backward(retain_graph=True)``, gradients a
   index.
 * ``traced:norse`` (``norse()``): ``SequentialState(nn.Linear(n, n), LIFBoxCell(p))`` called once on the whole
   ``(T, B, n)`` input: the cell takes one step over all T·B rows (no time loop). The benchmark wraps it in
-  ``torch.compile(mode="reduce-overhead")``; the trace is the eager op stream (Inductor's fusion and the CUDA
-  graph are not modelled: each element-wise op is its own kernel). ``p.v_leak`` is a 0-dim tensor here, where
+  ``torch.compile(mode="reduce-overhead")``, and its rows are costed so (:data:`COMPILE_MODE`,
+  :mod:`mimdsim.gpu.trace_compile`: the GEMMs as traced, each run of element-wise ops one fused kernel of its
+  external tensors, one CUDA graph launch per graph; the eager figure is kept beside it). ``p.v_leak`` is a 0-dim tensor here, where
   the benchmark's is ``[0.0]``: torch 2.13's ``full`` (``LIFBoxCell.initial_state``) refuses a 1-element
   tensor; the ops are the same, and reading it to the host is the trace's one sync per forward call.
 * ``traced:rockpool`` (``rockpool_torch()``): ``Sequential(LinearTorch(shape=(n, n)), LIFTorch(n))`` (Rockpool's
@@ -43,10 +44,14 @@ PROGRAMS = {
     "traced:sinabs": ("sinabs", "sinabs", "1.2.10", "Linear + sinabs.layers.LIF, Python loop over T"),
     "traced:spikingjelly-torch": ("spikingjelly", "spikingjelly", "0.0.0.0.15",
                                   "layer.Linear + neuron.LIFNode(step_mode='m', backend='torch')"),
-    "traced:norse": ("norse", "norse", "1.0.0", "Linear + LIFBoxCell in SequentialState, eager (benchmark: "
-                     "torch.compile reduce-overhead)"),
+    "traced:norse": ("norse", "norse", "1.0.0", "Linear + LIFBoxCell in SequentialState, "
+                     "torch.compile reduce-overhead"),
     "traced:rockpool": ("rockpool", "rockpool", "2.7", "LinearTorch + LIFTorch in Sequential, Python loop over T"),
 }
+
+# how the benchmark runs each program's model: Norse's is wrapped in torch.compile(mode="reduce-overhead")
+# (run_benchmark.py's norse prepare_fn); the others run eagerly
+COMPILE_MODE = {"traced:norse": "reduce-overhead"}
 
 
 def version(program: str) -> str | None:
@@ -202,20 +207,24 @@ def framework():
 
 @functools.lru_cache(maxsize=None)
 def phase_seconds(program: str, n: int, gpu="rtx-4090") -> dict:
-    """Seconds of the forward and backward calls: the trace costed by :func:`mimdsim.gpu.trace_cost.estimate_trace`
-    (host and device streams overlapped, the trace's syncs breaking them), and per phase its host seconds
-    alone and its GEMMs' FLOPs at the GPU's GEMM peak (``matrix_flops``: strict fp32 at the measured
-    ``fp32_gemm_share``)."""
+    """Seconds of the forward and backward calls: the trace costed by :func:`mimdsim.gpu.trace_cost.costed_trace`
+    in the benchmark's mode (:data:`COMPILE_MODE`; host and device streams overlapped, the trace's syncs
+    breaking them), and per phase its host seconds alone and its GEMMs' FLOPs at the GPU's GEMM peak
+    (``matrix_flops``: strict fp32 at the measured ``fp32_gemm_share``); for a compiled program also
+    ``eager``, the same trace costed eagerly, for comparison."""
     from ..arch.gpu import gpu as gpu_spec
     from ..gpu.trace import PHASES
-    from ..gpu.trace_cost import costed_trace, op_stream
+    from ..gpu.trace_cost import costed_trace, stream
 
     tr = trace(program, n)
     spec, fw = gpu_spec(gpu), framework()
-    rep, kernels = costed_trace(tr, spec, framework=fw)
-    host, _, _, _, phase = op_stream(tr, spec, fw, rep.placement["precision"])
+    mode = COMPILE_MODE.get(program, "eager")
+    rep, kernels = costed_trace(tr, spec, framework=fw, mode=mode)
+    host, _, _, _, phase, _ = stream(tr, spec, fw, rep.placement["precision"], mode)
     peak = spec.matrix_flops(rep.placement["precision"])
-    out = {"model": rep.phase_seconds(), "host": {}, "gemm_peak": {}}
+    out = {"model": rep.phase_seconds(), "host": {}, "gemm_peak": {}, "mode": mode}
+    if mode != "eager":
+        out["eager"] = costed_trace(tr, spec, framework=fw)[0].phase_seconds()
     for i, p in enumerate(PHASES[:2]):
         out["host"][p] = float(host[phase == i].sum())
         out["gemm_peak"][p] = sum(k.flops * k.count for k, ph in zip(kernels, phase.tolist())
