@@ -110,6 +110,8 @@ def test_compare_gpu_trace_mode_reduce_overhead_costs_the_file_compiled(capsys):
     eager = estimate_trace(tr, "a100-40gb")
     assert f"{r.seconds_per_step:.3e}" in out and f"{eager.seconds_per_step:.3e}" not in out
     assert r.placement["kernel_launches"] < eager.placement["kernel_launches"] == int(np.count_nonzero(tr.device_mask))
+    assert (f'costed as torch.compile(mode="reduce-overhead") runs it: {r.placement["kernel_launches"]:,} kernels in '
+            f'{r.placement["cuda_graphs"]} CUDA graph(s)') in out  # the report says how the column was costed
     assert main(["compare", "--gpu-trace", "examples/custom_lif_step.py", "--gpu-trace-mode", "compiled"]) == 2
     assert "--gpu-trace-mode: invalid choice: 'compiled' (choose from 'eager', 'reduce-overhead')" in \
         capsys.readouterr().err

@@ -155,6 +155,12 @@ class Comparison(JsonOutput):
                     traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
                     lines.append(f"  note: {k}: {r.model} traced ({traced}): {r.placement['kernel_launches']:,} "
                                  f"device ops, {r.placement['host_syncs']} host sync(s) per step, B = {r.batch_size}")
+                elif r.placement.get("strategy") == "compiled-trace":
+                    traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
+                    lines.append(f"  note: {k}: {r.model} traced ({traced}), costed as torch.compile(mode="
+                                 f"\"{r.placement['compile_mode']}\") runs it: {r.placement['kernel_launches']:,} "
+                                 f"kernels in {r.placement['cuda_graphs']} CUDA graph(s), "
+                                 f"{r.placement['host_syncs']} host sync(s) per step, B = {r.batch_size}")
                 elif r.placement.get("eager_source") == "census":
                     lines.append(f"  note: {k}: the hand census of snnTorch 1.0's ops (torch or snnTorch not "
                                  f"installed: pip install \"mimdsim[torch]\" to trace them; docs/gpu-model.md)")
