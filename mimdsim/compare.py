@@ -51,8 +51,10 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     for s in strategies:
         check_choice("strategy", s, STRATEGIES, where="GPU ")
     chip_name = as_system(chip).chip.name
-    on_chip = {k: v for k, v in assume.items()  # the chip's own entries; every other one is checked below
+    on_chip = {k: v for k, v in assume.items()  # the chip's own entries (simulate checks them); the rest here
                if A.REGISTRY[k].kind in A.CHIP_KINDS or (A.REGISTRY[k].kind == "energy" and A.REGISTRY[k].applies(chip_name))}
+    _refuse_unread_columns({k: v for k, v in assume.items() if k not in on_chip}, chip_name, gpu, strategies,
+                           gpu_trace is not None, systolic)
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
                    optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), assume=on_chip,
@@ -112,10 +114,24 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         if band:
             others["systolic"].uncertainty = systolic_band(arrayed, array, assume, rep.batch_size,
                                                            others["systolic"].seconds_per_step)
-    gpus = (spec.name,)
-    frameworks = {r.placement.get("framework") for r in others.values()} | ({"pytorch-eager"} if gpu_trace else set())
-    A.refuse_unread({k: v for k, v in assume.items() if k not in on_chip},
-                    {"gpu": gpus, "framework": tuple(frameworks), "energy": gpus,
-                     "systolic": (others["systolic"].architecture,) if systolic is not None else ()},
-                    f"compare on {chip_name} and {spec.name} ({', '.join(others)})")
     return Comparison(rep, others, refused, run=run)
+
+
+def _refuse_unread_columns(assume: dict, chip_name: str, gpu, strategies, traced: bool, systolic) -> None:
+    """Refuse, before anything runs, a pinned GPU, framework, systolic or GPU-energy assumption that no
+    column of this comparison reads (``assumptions.refuse_unread``)."""
+    if not assume:
+        return
+    from .gpu.framework import STRATEGY_FRAMEWORK
+
+    name = gpu.name if isinstance(gpu, GpuSpec) else gpu_spec(gpu).name
+    frameworks = {STRATEGY_FRAMEWORK[s] for s in strategies} | ({"pytorch-eager"} if traced else set())
+    columns = list(strategies) + ["trace"] * traced
+    arrays = ()
+    if systolic is not None:
+        from .arch.systolic import SystolicSpec, systolic as systolic_spec
+
+        arrays = ((systolic if isinstance(systolic, SystolicSpec) else systolic_spec(systolic)).name,)
+        columns.append("systolic")
+    A.refuse_unread(assume, {"gpu": (name,), "framework": tuple(frameworks), "energy": (name,), "systolic": arrays},
+                    f"compare on {chip_name} and {name} ({', '.join(columns)})")
