@@ -22,17 +22,28 @@ Equations (what the vertices compute, per sample b; ``k0 = num[b][0]`` spikes,
     B8  dx_j = sum_{i on tile} W[id_j, i] dI_i          for j < k1
     B9  r_{g,b,j} = sum_{p in group g} dx_{p,b,j}       if j < k1
 
-The compiled-code assumption (docs/cost-model.md, "The published op's vertices"):
+The compiled-code rules (docs/cost-model.md, "The published op's vertices"), checked against
+popc's back end (github graphcore/llvm-project-fork, ``llvm/lib/Target/Colossus``, its lit tests):
 
-* C1. Every machine operation is one issue slot: no dual issue in compiled code (CIT: compiled
-  C++ reaches about a quarter of the assembly load bandwidth). Loads and stores are one
-  instruction each; their latency is hidden by the barrel.
+* C1. Every machine operation is one instruction; a float (aux-pipeline) instruction may share a
+  bundle with a non-branch main-pipeline instruction of the same loop body. popc co-issues by default
+  for worker code (``ColossusCoissuePass.cpp``, ``colossus-coissue`` ``cl::init(true)``; test
+  ``coissue.ll``) with a scheduler that interleaves the two pipelines; a bundle cannot start with a
+  branch or a call. ``PAIRABLE`` counts, per loop body, the float instructions that have such a
+  partner; the share of them that are bundled is the named assumption ``compiled_coissue_fraction``
+  (1, range 0-1: 0 is the no-co-issue count). Loads and stores are one instruction each; their latency
+  is hidden by the barrel.
 * C2. ``-O3`` hoists loop-invariant loads and removes dead code (CC's ``random_offset`` in
   ``DenseToSparseSpikes`` is never used, so it is never loaded).
-* C3. A counted loop costs one ``brnzdec`` per iteration plus 2 to set up (zero test, count).
-  A loop with a data-dependent ``break`` adds its compare and branch.
-* C4. An access ``a[x]`` with a loaded index ``x`` costs a shift plus the load (base + delta
-  register); ``a[i]`` with the loop counter uses post-increment addressing (no extra).
+* C3. A counted loop costs one ``brnzdec`` per iteration plus 2 to set up (zero test, count); a loop
+  with a data-dependent ``break`` adds its compare and branch. popc makes an ``rpt`` loop (no branch)
+  only when the trip count provably fits the repeat counter (lit test
+  ``T41788_builtin_assume_hwloop_64b_counter.c``); CC's counts are 32-bit vertex fields with no
+  ``__builtin_assume``, so its loops are ``brnzdec`` loops.
+* C4. An access ``a[x]`` with a loaded index ``x`` is one load or store: the IPU scales a register
+  index by the access size (popc's ``f32-memory.ll``: ``ld32 $a0, $m0, $m15, $m1`` for ``ptr[off]``;
+  poplibs ``BinarySearch.S`` ``indicesPtr[mid]``). A pointer formed for an inner loop
+  (base + x * stride, walked by post-increment) pays its multiply, shift and add once per x.
 * C5. A float ``if`` costs compare, move to the integer side, branch (3).
 * C6. ``f32div`` costs 3 (poplibs popopsCycleEstimators.cpp, vectorInnerDivCoreCycles_float:
   "3 cycles for each 'f32div' instruction").
@@ -53,19 +64,37 @@ from ._jit import njit, numba_loaded
 from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busiest_workers, deal_jobs, deal_plan,
                    deal_sample_grid, deal_vertices, multi_vertex_cycles)
 
+# --------------------------------------------------------------------------- co-issue (C1)
+# Per loop body (or straight-line vertex), the float instructions that a non-branch main-pipeline
+# instruction of the same body can lead into one bundle: min(float ops, loads/stores/integer ops),
+# from each count's instruction sequence below. Setup code is not reduced (a few instructions per vertex).
+PAIRABLE = {"SU2_PER_SPIKE": 1, "SU_PER_NEURON": 4, "SU_NEURON_UNROLLED": 4, "SUM_PER_SPIKE": 1,
+            "SUM_TAIL_PER_SPIKE": 1, "DS_INSTRUCTIONS": 1, "SOG_PER_ID": 6, "WG2_PER_SPIKE": 1,
+            "WGM_PER_PAIR": 1, "WGS_PER_SPIKE": 1, "IG2_PER_ID": 2, "IGM_PER_ID": 2, "IGM_PER_EXTRA_PAIR": 1,
+            "IGS_PER_ID": 1, "IGS_PER_NEURON": 2, "RS_ACTIVE": 2, "RS_PER_VECTOR": 1, "RS_PER_REMAINDER": 1,
+            "RS8_ACTIVE": 4}
+COISSUE_FRACTION = 1.0  # the named assumption compiled_coissue_fraction (mimdsim/assumptions.py)
+
+
+def issued(name: str) -> float:
+    """The count ``name`` as popc issues it: its instructions less the bundled share of its pairable
+    float instructions (``compiled_coissue_fraction`` x ``PAIRABLE[name]``; C1)."""
+    return globals()[name] - _assumed("compiled_coissue_fraction", COISSUE_FRACTION) * PAIRABLE.get(name, 0)
+
+
 # --------------------------------------------------------------------------- F3 state update
 # LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), n == 2
 SU2_SETUP = 7  # zero the float2 accumulator (1); ld num_inp_spikes ptr + value (2); ld weights, ids ptrs (2); loop setup (2)
-SU2_PER_SPIKE = 5  # ld32 id (post-inc); shl 3; ld64 weights2[id]; f32v2add; brnzdec
+SU2_PER_SPIKE = 4  # ld32 id (post-inc); ld64 weights2[id] (scaled index, C4); f32v2add; brnzdec
 SU_NEURON_SETUP = 9  # ld state, threshold, decay, oneMinus ptrs (4); num_neurons ptr + value (2); st64 syn pair to the stack (it is indexed by a runtime neuron index) (1); loop setup (2)
 SU_PER_NEURON = 13  # ld state; ld threshold; f32cmpgt, move, branch (3); ld decay; mul; ld oneMinus; ld syn; mul; add; st state; brnzdec (no-reset path)
 # LIFStateUpdateInPlaceMultiNeuronSIMD (CC @c47882), n != 2
 SUM_SETUP = 15  # ld weights, state, ids ptrs (3); num_inp_spikes (2); decay, oneMinus, threshold ptrs (3); num_neurons (2); shr n/2 (1); pair-loop setup (2); odd-n test (2)
 SUM_PAIR_OVERHEAD = 5  # zero accumulator (1); spike-loop setup (2); st64 accumulator to the stack (1); pair brnzdec (1)
-SUM_PER_SPIKE = 7  # ld32 id; mul by n/2 (the source's "store ... to not always recompute it"); add pair; shl 3; ld64; f32v2add; brnzdec
+SUM_PER_SPIKE = 6  # ld32 id; mul by n/2 (the source's "store ... to not always recompute it"); add pair; ld64 (scaled index); f32v2add; brnzdec
 SU_NEURON_UNROLLED = 12  # SU_PER_NEURON without its brnzdec: the 2-neuron loop has a constant trip count and is unrolled
 SUM_TAIL_OVERHEAD = 3  # odd n: zero the scalar sum (1); loop setup (2)
-SUM_TAIL_PER_SPIKE = 7  # ld32 id; mul n; add neuron; shl 2; ld32 weight; f32add; brnzdec
+SUM_TAIL_PER_SPIKE = 6  # ld32 id; mul n; add neuron; ld32 weight (scaled index); f32add; brnzdec
 
 
 def state_update_instructions(n, in_spikes):
@@ -80,11 +109,13 @@ def state_update_instructions(n, in_spikes):
     """
     n = np.asarray(n)
     pairs, odd = n // 2, n % 2
+    per_neuron, unrolled = issued("SU_PER_NEURON"), issued("SU_NEURON_UNROLLED")
     # affine in k: per-vertex constant and slope from n, then one pass over [..., V]
-    const = np.where(n == 2, SU2_SETUP + SU_NEURON_SETUP + 2 * SU_PER_NEURON,
-                     SUM_SETUP + pairs * (SUM_PAIR_OVERHEAD + 2 * SU_NEURON_UNROLLED)
-                     + odd * (SUM_TAIL_OVERHEAD + SU_NEURON_UNROLLED)).astype(np.float64)
-    slope = np.where(n == 2, SU2_PER_SPIKE, pairs * SUM_PER_SPIKE + odd * SUM_TAIL_PER_SPIKE).astype(np.float64)
+    const = np.where(n == 2, SU2_SETUP + SU_NEURON_SETUP + 2 * per_neuron,
+                     SUM_SETUP + pairs * (SUM_PAIR_OVERHEAD + 2 * unrolled)
+                     + odd * (SUM_TAIL_OVERHEAD + unrolled)).astype(np.float64)
+    slope = np.where(n == 2, issued("SU2_PER_SPIKE"),
+                     pairs * issued("SUM_PER_SPIKE") + odd * issued("SUM_TAIL_PER_SPIKE")).astype(np.float64)
     return const + slope * np.asarray(in_spikes, dtype=np.float64)
 
 
@@ -117,7 +148,8 @@ DS_FLAGGED_EXTRA = 4  # a flagged neuron: the second compare (3) and the constan
 def dense_spikes_cycles(vertex_tiles, tile: Tile):
     """(tiles, cycles) of F4: DS_INSTRUCTIONS + vertex overhead per vertex, dealt to workers."""
     vertex_tiles = np.asarray(vertex_tiles)
-    return deal_vertices(vertex_tiles, np.full(vertex_tiles.shape, DS_INSTRUCTIONS + WORKER_VERTEX_OVERHEAD, float), tile)
+    return deal_vertices(vertex_tiles, np.full(vertex_tiles.shape, issued("DS_INSTRUCTIONS") + WORKER_VERTEX_OVERHEAD,
+                                               float), tile)
 
 
 def _dense_spikes_cost(tiles, g, work, tile):
@@ -203,7 +235,7 @@ def _combine_lists_cost(tiles, g, work, tile):
 # --------------------------------------------------------------------------- B4 surrogate
 # LIFStateOutGrad<float> (CC @c31109) calling superspike_surrogate (CC @c30909)
 SOG_SETUP = 10  # ld 5 field ptrs (5); end (2); beta constant (1); loop setup (2)
-SOG_PER_ID = 14  # ld32 idx; shl 2; ld state[idx]; ld threshold[idx]; f32sub; f32abs; mul beta; add 1; ld dLdout[i]; f32mul; ld dLdState[idx]; f32add; st; brnzdec
+SOG_PER_ID = 13  # ld32 idx; ld state[idx] (scaled index); ld threshold[idx]; f32sub; f32abs; mul beta; add 1; ld dLdout[i]; f32mul; ld dLdState[idx]; f32add; st; brnzdec
 # 1 / std::pow(beta |x| + 1, 2): std::pow(float, int) is the C++11 overload that promotes both
 # arguments to double ([c.math]); LLVM folds pow(x, 2.0) to x * x (SimplifyLibCalls,
 # optimizePow: exact, no fast-math needed) but in double, and InstCombine cannot narrow the
@@ -223,7 +255,7 @@ def state_out_grad_instructions(listed, surrogate="double"):
     count is the named assumption ``surrogate_arithmetic_instructions`` (mimdsim/assumptions.py; its
     value is SURROGATE_SOFT_DOUBLE), read at cost time so that a band or ``--assume`` can move it."""
     arith = _assumed("surrogate_arithmetic_instructions", SURROGATE_SOFT_DOUBLE) if surrogate == "double" else SURROGATES[surrogate]
-    return SOG_SETUP + np.asarray(listed, dtype=np.float64) * (SOG_PER_ID + arith)
+    return SOG_SETUP + np.asarray(listed, dtype=np.float64) * (issued("SOG_PER_ID") + arith)
 
 
 def state_out_grad_cycles(vertex_tiles, listed, tile: Tile, surrogate="double"):
@@ -239,16 +271,16 @@ def _state_out_grad_cost(tiles, g, work, tile):
 # LIFWeightsGradTwoNeuronSIMD (CC @c40354), n == 2
 WG_SETUP = 10  # ld dLdState, ids, nums, dLdweights ptrs (4); sparse_out_dim, batchsize (2 each); sample-loop setup (2)
 WG_PER_SAMPLE = 7  # ld count[0]; ld64 dL/dI pair (post-inc); id pointer (add start_idx; add); spike-loop setup (2); brnzdec
-WG2_PER_SPIKE = 6  # ld32 id; shl 3; ld64 dW pair; f32v2add; st64; brnzdec
+WG2_PER_SPIKE = 5  # ld32 id; ld64 dW pair (scaled index); f32v2add; st64; brnzdec
 # LIFWeightsGradMultiNeuronSIMD (CC @c41810), even n > 2
 WGM_SETUP = 13  # WG_SETUP + num_neurons (2) + shr n/2 (1)
-WGM_PER_SPIKE = 7  # ld32 id; mul n/2; shl 3; add base; pair-loop setup (2); brnzdec
+WGM_PER_SPIKE = 7  # ld32 id; mul n/2; shl 3; add base (a pointer the pair loop walks, C4); pair-loop setup (2); brnzdec
 WGM_PER_PAIR = 5  # ld64 dW; ld64 dL/dI; f32v2add; st64; brnzdec
 # LIFWeightsGradMultiNeuron<float> MultiVertex (CC, after @c33263), odd n: per worker
 WGS_SETUP = 13  # numWorkers (1); ld 4 ptrs (4); sparse_out_dim, batchsize, num_neurons (2 each); neuron-loop setup (2)
 WGS_PER_NEURON = 7  # start indices (2); sample-loop setup (2); ineuron += numWorkers, compare, branch (3)
 WGS_PER_SAMPLE = 7  # ld dLdS; ld count[0]; spike-loop setup (2); two index bumps (2); brnzdec
-WGS_PER_SPIKE = 8  # ld32 id; mul num_neurons; add ineuron; shl 2; ld32 dW; f32add; st32; brnzdec
+WGS_PER_SPIKE = 7  # ld32 id; mul num_neurons; add ineuron; ld32 dW (scaled index); f32add; st32; brnzdec
 
 
 def weights_grad_instructions(n, samples, in_spikes):
@@ -273,8 +305,9 @@ def _weights_grad_affine(n, samples):
     const = np.where(n == 2, WG_SETUP + s * WG_PER_SAMPLE,
                      np.where(n % 2 == 0, WGM_SETUP + s * WG_PER_SAMPLE,
                               WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE)))
-    per_spike = np.where(n == 2, WG2_PER_SPIKE,
-                         np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR, m * WGS_PER_SPIKE))
+    per_spike = np.where(n == 2, issued("WG2_PER_SPIKE"),
+                         np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * issued("WGM_PER_PAIR"),
+                                  m * issued("WGS_PER_SPIKE")))
     return const.astype(np.float64), per_spike.astype(np.float64)
 
 
@@ -308,14 +341,14 @@ def _weights_grad_cost(tiles, g, work, tile):
 # --------------------------------------------------------------------------- B8 input gradient
 # LIFInpSpikesGradTwoRowSIMD (CC @c43664), n == 2
 IG2_SETUP = 9  # ld weights, dLdStates, ids, out ptrs (4); end (2); ld64 dL/dI pair (hoisted) (1); loop setup (2)
-IG2_PER_ID = 7  # ld32 id; shl 3; ld64 W pair; f32v2mul; add the two lanes; st32; brnzdec
+IG2_PER_ID = 6  # ld32 id; ld64 W pair (scaled index); f32v2mul; add the two lanes; st32; brnzdec
 # LIFInpSpikesGradMultiRowSIMD (CC @c44630), even n > 2
 IGM_SETUP = 11  # IG2_SETUP + num_iters (2)
-IGM_PER_ID = 9  # ld32 id; shl 3; ld64; f32v2mul; inner-loop setup (2); lane add; st32; brnzdec
+IGM_PER_ID = 9  # ld32 id; shl 3 (the row pointer the inner loop walks, C4); ld64; f32v2mul; inner-loop setup (2); lane add; st32; brnzdec
 IGM_PER_EXTRA_PAIR = 4  # ld64; f32v2mul; f32v2add; brnzdec (num_iters - 1 times)
 # LIFInpSpikesGradMultiRow<float> (CC @c36736), odd n
 IGS_SETUP = 10  # ld 4 ptrs (4); num_neurons, end (2 each); loop setup (2)
-IGS_PER_ID = 9  # ld32 id; mul n; shl 2; add base; zero sum; neuron-loop setup (2); st32; brnzdec
+IGS_PER_ID = 9  # ld32 id; mul n; shl 2; add base (the row pointer, C4); zero sum; neuron-loop setup (2); st32; brnzdec
 IGS_PER_NEURON = 5  # ld32 dL/dI; ld32 W; f32mul; f32add; brnzdec (not vectorised: an odd row is not 8-byte aligned)
 
 
@@ -330,8 +363,9 @@ def inp_spikes_grad_instructions(n, in_listed):
     n = np.asarray(n)
     even = n % 2 == 0
     const = np.where(n == 2, IG2_SETUP, np.where(even, IGM_SETUP, IGS_SETUP)).astype(np.float64)
-    slope = np.where(n == 2, IG2_PER_ID, np.where(even, IGM_PER_ID + (n // 2 - 1) * IGM_PER_EXTRA_PAIR,
-                                                  IGS_PER_ID + n * IGS_PER_NEURON)).astype(np.float64)
+    slope = np.where(n == 2, issued("IG2_PER_ID"),
+                     np.where(even, issued("IGM_PER_ID") + (n // 2 - 1) * issued("IGM_PER_EXTRA_PAIR"),
+                              issued("IGS_PER_ID") + n * issued("IGS_PER_NEURON"))).astype(np.float64)
     return const + slope * np.asarray(in_listed, dtype=np.float64)
 
 
@@ -380,8 +414,8 @@ def _reduce_stage1_affine(inputs):
     e = np.asarray(inputs)
     eight = e == 8
     setup = np.where(eight, RS8_SETUP, RS_SETUP).astype(np.float64)
-    per_active = np.where(eight, RS8_ACTIVE, RS_ACTIVE + (e // 2) * RS_PER_VECTOR
-                          + (e % 2) * RS_PER_REMAINDER).astype(np.float64)
+    per_active = np.where(eight, issued("RS8_ACTIVE"), issued("RS_ACTIVE") + (e // 2) * issued("RS_PER_VECTOR")
+                          + (e % 2) * issued("RS_PER_REMAINDER")).astype(np.float64)
     return setup, per_active
 
 
@@ -428,9 +462,9 @@ def _reduce_stage1_rows(base, per_active, slot, sample, listed, job_slot, U, W, 
 # --------------------------------------------------------------------------- Keras sparse2dense
 # Sparse2Dense<float> and Sparse2DenseGradMultiThresh<float> (S2D), one per (t, b)
 S2D_SETUP = 7  # ld spikeIds, denseSpikes ptrs (2); numSpikes (2); the constant 1.0 (1); loop setup (2)
-S2D_PER_SPIKE = 4  # ld32 id; shl 2; st32 1.0; brnzdec
+S2D_PER_SPIKE = 3  # ld32 id; st32 1.0 (scaled index); brnzdec
 S2DG_SETUP = 11  # ld 3 ptrs (3); num_nz, end (2 each); two loop setups (4)
-S2DG_PER_GATHER = 5  # ld32 id; shl 2; ld32 dL/dDense[id]; st32; brnzdec
+S2DG_PER_GATHER = 4  # ld32 id; ld32 dL/dDense[id] (scaled index); st32; brnzdec
 S2DG_PER_ZERO = 2  # st32 0; brnzdec (slots past num_nz; the static cost charges every slot as a gather)
 
 

@@ -64,10 +64,13 @@ def _add(name, value, low, high, unit, target, presets, reasoning, domain=(0.0, 
 
 
 # ---- MIMD chip (ChipSpec fields) ----------------------------------------------------------------
-_add("exchange_phase_overhead_cycles", 0, 0, 600, "cycles", "chip.exchange_phase_overhead_cycles", CHIPS,
+_add("exchange_phase_overhead_cycles", 0, 0, 100, "cycles", "chip.exchange_phase_overhead_cycles", CHIPS,
      "poplibs' exchange estimators (popops/poplin ExchangeEstimator::getCycles) and poplin ConvModel charge no "
-     "fixed cost; popnn CTCLossPlan's fixedOverheadExchangeCycles = 100 is covered by the 98-cycle latency; "
-     "high end: Target::getGlobalSyncCycles (600), the value used before issue 24", domain=(0, 1e6))
+     "fixed cost beyond the exchange itself; high end: popnn CTCLossPlan.cpp's fixedOverheadExchangeCycles = 100 "
+     "(SDK 2.6, 'a fixed overhead which usually dominates the exchange cost' of a small on-chip exchange), taken "
+     "as if on top of the 98-cycle latency, the largest on-chip figure any source gives. "
+     "Target::getGlobalSyncCycles (600, the value before issue 24) is a multi-chip sync, charged as such, "
+     "not an on-chip exchange cost", domain=(0, 1e6))
 _add("local_sync_cycles", 0, 0, 126, "cycles", "chip.local_sync_cycles", CHIPS,
      "barrier before a program with no exchange into it (a local compute set, an on-tile copy): none per Poplar's "
      "sync analysis (graphcore-research/tessellate-ipu, basics.md of its docs: a tile_map compute set runs 'independently "
@@ -117,6 +120,18 @@ _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per liste
      "multiply), __divdf3 150-550 (divdf3.c's Newton-Raphson iterations), __truncdfsf2 25-50: low and high are the "
      "sums of the low and high ends, the value of the mid-range figures (20 + 130 + 320 + 35); 4 = the float path "
      "(SURROGATE_FLOAT), if popc keeps the arithmetic in float", domain=(4, 1e5), codelets=("gsnn.state_out_grad",))
+_add("compiled_coissue_fraction", 1, 0, 1, "of pairable float instructions",
+     "codelet.compiled_coissue_fraction", CHIPS,
+     "share of a compiled C++ vertex's float (aux) instructions that popc bundles with a non-branch main-pipeline "
+     "instruction of the same loop body (kernels/graphcore_snn.py PAIRABLE, rule C1): popc co-issues by default for "
+     "worker code (graphcore/llvm-project-fork llvm/lib/Target/Colossus ColossusCoissuePass.cpp, "
+     "'colossus-coissue' cl::init(true); lit test coissue.ll: '-colossus-coissue is enabled by default', "
+     "axpy_twice's 6 operations in 4 bundles) with a scheduler that interleaves the two pipelines and the "
+     "MachinePipeliner overlapping iterations, and TRACKR's counts (kernels/trackr.py) co-issue every load with an "
+     "FP instruction: value 1; low 0, the count with no bundle at all (rule C1 before issue 25), for dependences "
+     "and alias barriers the compiler does not break", domain=(0, 1),
+     codelets=("gsnn.state_update", "gsnn.dense_spikes", "gsnn.state_out_grad", "gsnn.weights_grad",
+               "gsnn.inp_spikes_grad", "gsnn.reduce_stage1"))
 # ---- GPU (GpuSpec fields) ------------------------------------------------------------------------
 _add("gpu_gemm_floor_s", 7e-6, 7e-6, 20e-6, "s", "gpu.gemm_floor_s", GPUS,
      "HW: small GEMMs take 7-20 us whatever their size (CUTLASS on T4, DeepGEMM on H800); 7 us is the low end",

@@ -24,7 +24,8 @@ from mimdsim.workloads.snn.simulate import simulate
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # a small published-op network (fast) and a two-chip one (cross-chip links)
 SMALL = dict(sizes=[200, 64, 64, 4], T=12, B=4)
-FASTER_AT_HIGH = {"mk1_exchange_broadcast_bytes_per_cycle", "gpu_matrix_efficiency_scale"}  # a rate, not a cost
+FASTER_AT_HIGH = {"mk1_exchange_broadcast_bytes_per_cycle", "gpu_matrix_efficiency_scale",  # a rate, not a cost
+                  "compiled_coissue_fraction"}  # a share of instructions that cost nothing
 
 
 def _run(preset="ipu-mk2", chips=1, assume=None, band=True, neurons_per_tile=None):
@@ -48,12 +49,15 @@ def test_the_specs_and_codelets_use_the_registry_values():
             elif a.kind == "gpu" and a.field != "matrix_efficiency_scale":
                 assert float(getattr(gpu(p), a.field)) == a.value, (a.name, p)
     assert A.REGISTRY["surrogate_arithmetic_instructions"].value == graphcore_snn.SURROGATE_SOFT_DOUBLE == 505
-    # 14 listed ids, hand: SOG_SETUP 10 + 14 x (SOG_PER_ID 14 + 505) = 7,276; pinned to the float path 4: 262
-    assert graphcore_snn.state_out_grad_instructions(14) == 7276
+    # 14 listed ids, hand: SOG_SETUP 10 + 14 x (SOG_PER_ID 13 - 6 bundled + 505) = 7,178; pinned to the
+    # float path 4: 10 + 14 x (7 + 4) = 164; with no co-issue: 10 + 14 x (13 + 505) = 7,262
+    assert graphcore_snn.state_out_grad_instructions(14) == 7178
     with A.pinned({"surrogate_arithmetic_instructions": 4}):
-        assert graphcore_snn.state_out_grad_instructions(14) == 262 == \
+        assert graphcore_snn.state_out_grad_instructions(14) == 164 == \
             graphcore_snn.state_out_grad_instructions(14, surrogate="float")
-    assert graphcore_snn.state_out_grad_instructions(14) == 7276  # unpinned on leaving
+    with A.pinned({"compiled_coissue_fraction": 0}):
+        assert graphcore_snn.state_out_grad_instructions(14) == 7262
+    assert graphcore_snn.state_out_grad_instructions(14) == 7178  # unpinned on leaving
 
 
 @pytest.mark.parametrize("preset,chips", [("ipu-mk2", 1), ("ipu-mk2", 2), ("ipu-mk1", 2)])
@@ -85,12 +89,12 @@ def test_each_driver_moves_the_time_its_way_and_equals_a_full_rerun(preset, chip
 
 
 def test_additive_constants_move_the_time_by_value_times_events():
-    """exchange_phase_overhead_cycles adds (600 - 0) cycles per exchange phase: counted by hand from the
+    """exchange_phase_overhead_cycles adds (100 - 0) cycles per exchange phase: counted by hand from the
     report (every superstep whose exchange is non-zero has one phase into the tiles; io.inputs has one)."""
     r = _run()
     phases = sum(s["count"] for s in r.steps.values() if s["exchange"] > 0 or s["host"] > 0)
     d = next(d for d in r.uncertainty["drivers"] if d["name"] == "exchange_phase_overhead_cycles")
-    assert (d["at_high"] - d["at_low"]) * r.clock_hz == pytest.approx(600 * phases, rel=1e-9)
+    assert (d["at_high"] - d["at_low"]) * r.clock_hz == pytest.approx(100 * phases, rel=1e-9)
 
 
 def test_run_launch_is_charged_per_launch():

@@ -5,19 +5,22 @@ Every expectation is a literal arithmetic expression from the named constants' v
 tests never call the estimator's own formula). Default tile: 6 workers, 11 launch cycles;
 the supervisor's ``run`` costs 2 issue slots per vertex (VERTEX_RUN_INSTRUCTIONS) and a
 compiled C++ vertex's entry/exit 7 (WORKER_VERTEX_OVERHEAD), so a C++ worker vertex of I
-counted instructions occupies its context for I + 9 slots.
+counted instructions occupies its context for I + 9 slots. The counts are issue slots with no
+bundle (``compiled_coissue_fraction`` pinned to 0 for the whole module, its low end);
+``test_coissue_by_hand`` checks the bundled counts the model uses by default (rule C1). An indexed
+load or store scales its register index in hardware, so ``a[id]`` costs no shift (rule C4).
 
 Hand count of one vertex of each C++ codelet, traced to custom_codelet.cpp at commit 6ea3c8b
 (CC; character offsets as in docs/as-built/graphcore_snn.md; S2D = sparse2dense/custom_codelet.cpp
 at 8b38e55):
 
 * LIFStateUpdateInPlaceTwoNeuronSIMD (CC @c45844), 22 input spikes: setup 7 (zero float2,
-  ld num_inp_spikes ptr+value, ld weights/ids ptrs, loop setup 2) + 22 x 5 (ld32 id, shl,
+  ld num_inp_spikes ptr+value, ld weights/ids ptrs, loop setup 2) + 22 x 4 (ld32 id,
   ld64 weights2[id], f32v2add, brnzdec) + neuron-loop setup 9 + 2 neurons x 13 (ld state,
   ld threshold, cmp/move/branch 3, ld decay, mul, ld oneMinus, ld syn, mul, add, st,
-  brnzdec) = 152; + 7 + 2 = 161 slots.
+  brnzdec) = 130; + 7 + 2 = 139 slots.
 * LIFStateUpdateInPlaceMultiNeuronSIMD (CC @c47882), n = 16, 3 spikes: 15 + 8 pairs x (5 +
-  3 x 7 + 2 x 12) = 415 (the id list is re-read for every pair).
+  3 x 6 + 2 x 12) = 391 (the id list is re-read for every pair).
 * DenseSpikesMultiThresh (CC @c18415): 3 scalar fields x 2 + ptr 1 + cmp/move/branch 3 +
   2 stores = 12.
 * DenseToSparseSpikes<unsigned> (CC @c19575), 61 flags scanned, 14 found: 13 + 61 x 4 +
@@ -27,12 +30,12 @@ at 8b38e55):
 * LIFOutSpikesMultiThreshsCombine (CC @c25157), 4 lists, 14 ids, second pass: 21 + 4 x 12 +
   (2 + 4 x 12) + 14 x 3 = 161.
 * LIFStateOutGrad<float> (CC @c31109, superspike_surrogate @c30909), 14 listed: 10 + 14 x
-  (14 + 505 soft double) = 7276; with the float surrogate 10 + 14 x (14 + 4) = 262.
-* LIFWeightsGradTwoNeuronSIMD (CC @c40354), 8 samples, 100 spikes: 10 + 8 x 7 + 100 x 6 = 666.
-* LIFInpSpikesGradTwoRowSIMD (CC @c43664), 14 listed: 9 + 14 x 7 = 107.
+  (13 + 505 soft double) = 7262; with the float surrogate 10 + 14 x (13 + 4) = 248.
+* LIFWeightsGradTwoNeuronSIMD (CC @c40354), 8 samples, 100 spikes: 10 + 8 x 7 + 100 x 5 = 566.
+* LIFInpSpikesGradTwoRowSIMD (CC @c43664), 14 listed: 9 + 14 x 6 = 93.
 * CustomSparseReduceStage1<float> (CC @c38891), 24 inputs, active: 10 + 5 + 12 x 3 = 51;
   FloatSIMD8 (CC @c39695): 8 + 9 = 17.
-* Sparse2Dense (S2D), 2 spikes: 7 + 2 x 4 = 15; Sparse2DenseGradMultiThresh, K = 2: 11 + 2 x 5 = 21.
+* Sparse2Dense (S2D), 2 spikes: 7 + 2 x 3 = 13; Sparse2DenseGradMultiThresh, K = 2: 11 + 2 x 4 = 19.
 """
 from __future__ import annotations
 
@@ -45,6 +48,14 @@ from mimdsim.kernels.tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD
 
 TILE = Tile()  # workers=6, vertex_launch_cycles=11
 RUN, OVH = 2, 7
+
+
+@pytest.fixture(autouse=True)
+def _no_bundles():
+    """The hand counts below are issue slots with no co-issue (the assumption's low end)."""
+    from mimdsim import assumptions as A
+    with A.pinned({"compiled_coissue_fraction": 0}):
+        yield
 
 
 def _eq(actual, expected):
@@ -95,18 +106,18 @@ def test_deal_vertices_batched_equals_per_iteration():
 
 def test_state_update_two_neuron_by_hand():
     # 48 vertices (one tile, n = 2, 22 spikes each): 8 per worker context
-    per = (7 + 22 * 5 + 9 + 2 * 13) + OVH + RUN
-    assert per == 161
+    per = (7 + 22 * 4 + 9 + 2 * 13) + OVH + RUN
+    assert per == 139
     _eq(_cost("gsnn.state_update", [1] * 48, {"n": np.full(48, 2)}, {"in_spikes": np.full(48, 22)})[1],
-        [6 * 8 * 161 + 11])
+        [6 * 8 * 139 + 11])
 
 
 def test_state_update_multi_neuron_and_odd_by_hand():
     t, c = _cost("gsnn.state_update", [1, 1, 2], {"n": np.array([16, 16, 7])}, {"in_spikes": np.array([3, 4, 5])})
-    even3 = 15 + 8 * (5 + 3 * 7 + 2 * 12)  # 415
-    even4 = 15 + 8 * (5 + 4 * 7 + 2 * 12)  # 471
-    odd = 15 + 3 * (5 + 5 * 7 + 2 * 12) + (3 + 5 * 7 + 12)  # 257: 3 pairs and the scalar tail
-    assert (even3, even4, odd) == (415, 471, 257)
+    even3 = 15 + 8 * (5 + 3 * 6 + 2 * 12)  # 391
+    even4 = 15 + 8 * (5 + 4 * 6 + 2 * 12)  # 439
+    odd = 15 + 3 * (5 + 5 * 6 + 2 * 12) + (3 + 5 * 6 + 12)  # 237: 3 pairs and the scalar tail
+    assert (even3, even4, odd) == (391, 439, 237)
     _eq(t, [1, 2])
     _eq(c, [6 * max(even3 + 9, even4 + 9) + 11, 6 * (odd + 9) + 11])
 
@@ -234,9 +245,9 @@ def test_spike_generation_second_pass_truncates_candidates():
 def test_state_out_grad_by_hand():
     assert G.SURROGATE_SOFT_DOUBLE == 20 + 130 + 320 + 35 == 505
     t, c = _cost("gsnn.state_out_grad", [1, 2], {"n": np.array([1466, 1466])}, {"listed": np.array([14, 0])})
-    _eq(c, [6 * (10 + 14 * (14 + 505) + 9) + 11, 6 * (10 + 9) + 11])
+    _eq(c, [6 * (10 + 14 * (13 + 505) + 9) + 11, 6 * (10 + 9) + 11])
     t, c = _cost("gsnn.state_out_grad", [1], {"n": np.array([1466]), "surrogate": "float"}, {"listed": np.array([14])})
-    _eq(c, [6 * (10 + 14 * (14 + 4) + 9) + 11])
+    _eq(c, [6 * (10 + 14 * (13 + 4) + 9) + 11])
 
 
 # ---------------------------------------------------------------------- B7 weight gradient
@@ -244,15 +255,15 @@ def test_state_out_grad_by_hand():
 
 def test_weights_grad_by_hand():
     g = {"n": np.full(6, 2), "samples": np.full(6, 8)}
-    two = 10 + 8 * 7 + 100 * 6
-    assert two == 666
-    _eq(_cost("gsnn.weights_grad", [5] * 6, g, {"in_spikes": np.full(6, 100)})[1], [6 * (666 + 9) + 11])
+    two = 10 + 8 * 7 + 100 * 5
+    assert two == 566
+    _eq(_cost("gsnn.weights_grad", [5] * 6, g, {"in_spikes": np.full(6, 100)})[1], [6 * (566 + 9) + 11])
     multi = 13 + 4 * 7 + 50 * (7 + 8 * 5)  # n = 16, 4 samples, 50 spikes
     _eq(_cost("gsnn.weights_grad", [5] * 6, {"n": np.full(6, 16), "samples": np.full(6, 4)},
               {"in_spikes": np.full(6, 50)})[1], [6 * (multi + 9) + 11])
     # odd n = 7: six MultiVertex instances, each on all workers, one after another;
     # the busiest worker has ceil(7 / 6) = 2 neurons
-    scalar = 13 + 2 * (7 + 4 * 7 + 50 * 8)
+    scalar = 13 + 2 * (7 + 4 * 7 + 50 * 7)
     _eq(_cost("gsnn.weights_grad", [5] * 6, {"n": np.full(6, 7), "samples": np.full(6, 4)},
               {"in_spikes": np.full(6, 50)})[1], [6 * 6 * (scalar + 9) + 11])
 
@@ -276,11 +287,38 @@ def test_weights_grad_mixed_tiles_batched():
 
 def test_inp_spikes_grad_by_hand():
     t, c = _cost("gsnn.inp_spikes_grad", [1, 2, 3], {"n": np.array([2, 16, 5])}, {"in_listed": np.array([14, 10, 10])})
-    two = 9 + 14 * 7
+    two = 9 + 14 * 6
     multi = 11 + 10 * (9 + 7 * 4)
     scalar = 10 + 10 * (9 + 5 * 5)
-    assert (two, multi, scalar) == (107, 381, 350)
+    assert (two, multi, scalar) == (93, 381, 350)
     _eq(c, [6 * (two + 9) + 11, 6 * (multi + 9) + 11, 6 * (scalar + 9) + 11])
+
+
+# ---------------------------------------------------------------------- co-issue (rule C1)
+
+
+def test_coissue_by_hand():
+    """At the model's default (compiled_coissue_fraction 1) each loop body's pairable float
+    instructions share a bundle with a non-branch main-pipeline instruction and cost no slot:
+    state update per spike {ld32 id} {ld64 w[id] ; f32v2add} {brnzdec}: 4 - 1; per neuron 13 - 4
+    (f32cmpgt, two multiplies and the add each beside one of the five loads, the move or the store);
+    B4 per id 13 - 6; B7 per spike 5 - 1; B8 (n = 2) per id 6 - 2; B9 per float2 step 3 - 1."""
+    from mimdsim import assumptions as A
+    with A.pinned({"compiled_coissue_fraction": 1}):
+        _eq(_cost("gsnn.state_update", [1] * 48, {"n": np.full(48, 2)}, {"in_spikes": np.full(48, 22)})[1],
+            [6 * 8 * ((7 + 22 * 3 + 9 + 2 * 9) + 9) + 11])
+        _eq(_cost("gsnn.state_out_grad", [1], {"n": np.array([1466])}, {"listed": np.array([14])})[1],
+            [6 * (10 + 14 * (7 + 505) + 9) + 11])
+        _eq(_cost("gsnn.weights_grad", [5] * 6, {"n": np.full(6, 2), "samples": np.full(6, 8)},
+                  {"in_spikes": np.full(6, 100)})[1], [6 * (10 + 8 * 7 + 100 * 4 + 9) + 11])
+        _eq(_cost("gsnn.inp_spikes_grad", [1], {"n": np.array([2])}, {"in_listed": np.array([14])})[1],
+            [6 * (9 + 14 * 4 + 9) + 11])
+        assert G.reduce_stage1_instructions(24, 1) == 10 + (5 - 2) + 12 * (3 - 1)
+        _eq(_cost("gsnn.dense_spikes", [4] * 96, {})[1], [6 * 16 * (11 + 7 + 2) + 11])
+    with A.pinned({"compiled_coissue_fraction": 0.5}):  # half of them: the count in between
+        assert G.reduce_stage1_instructions(24, 1) == 10 + (5 - 1) + 12 * 2.5
+    for name, pairable in G.PAIRABLE.items():  # a bundle needs a partner: never more than the body has
+        assert 0 < pairable < getattr(G, name) / 2 + 1, name
 
 
 # ---------------------------------------------------------------------- B9 stage-1 reduce
@@ -303,8 +341,8 @@ def test_reduce_stage1_by_hand():
 
 def test_sparse2dense_by_hand():
     _eq(_cost("gsnn.sparse2dense", [0, 0], {}, {"spikes": np.array([2, 0])})[1],
-        [6 * (7 + 2 * 4 + 9) + 11])
-    _eq(_cost("gsnn.sparse2dense_grad", [0] * 7, {"k": np.full(7, 2)})[1], [6 * 2 * (11 + 2 * 5 + 9) + 11])
+        [6 * (7 + 2 * 3 + 9) + 11])
+    _eq(_cost("gsnn.sparse2dense_grad", [0] * 7, {"k": np.full(7, 2)})[1], [6 * 2 * (11 + 2 * 4 + 9) + 11])
     assert CODELETS["gsnn.sparse2dense_grad"].static
 
 

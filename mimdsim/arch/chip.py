@@ -45,7 +45,7 @@ class ChipSpec:
     exchange_recv_bytes_per_cycle: float = 4.0
     exchange_broadcast_bytes_per_cycle: float = 8.0  # supertile pair receiving the same data
     exchange_latency_cycles: int = 98  # first byte arrival, worst case across the chip
-    # Fixed cost of one exchange phase beyond that latency: 0 (assumption, range 0-600). poplibs' planners
+    # Fixed cost of one exchange phase beyond that latency: 0 (assumption, range 0-100). poplibs' planners
     # charge none (poplin ConvModel) or 100 cycles in all (popnn CTCLossPlan); the 600 once used here is
     # Target::getGlobalSyncCycles, a multi-chip barrier (global_sync_cycles). docs/cost-model.md.
     exchange_phase_overhead_cycles: int = 0

@@ -57,7 +57,19 @@ class Recoster:
         _, (self.events, self.phases, self.syncs, self.launches, self.calls), self._base, self._deltas = hit
         self._static, self._layouts = memo.setdefault("static", {}), memo.setdefault("layouts", {})
         self.call_used = {name: A.value(name) for name in self.calls}  # the values the run charged
-        self._compute0 = self._compute() if recorded else 0.0
+        # per record, the codelet assumptions whose codelets it runs, and its re-costed charges (memo)
+        by_codelet = {}
+        for a in A.REGISTRY.values():
+            for c in a.codelets:
+                by_codelet.setdefault(c, set()).add(a.name)
+
+        def steps(rec):
+            return [s for s, t in zip(rec[1], rec[3]) if t] if rec[0] == "segment" else [rec[0]]
+
+        self._reads = [frozenset(n for s in steps(r) for vs in s.compute for n in by_codelet.get(vs.codelet, ()))
+                       for r in recorded]
+        self._reads_any = frozenset().union(*self._reads) if self._reads else frozenset()
+        self._charges: dict = {}
 
     @staticmethod
     def _events(program):
@@ -78,20 +90,55 @@ class Recoster:
                 calls[s.host_call] = calls.get(s.host_call, 0) + n
         return events, phases, syncs, launches, calls
 
-    def _compute(self) -> float:
+    def _charge(self, rec, costs, again) -> float:
+        """The compute the engine charged for one record, its touched supersteps for which ``again(step)``
+        holds re-costed under the values pinned now (the others as the run costed them)."""
+        if rec[0] == "segment":  # a barrier-free run: charged as the engine's local_runs charges it
+            _, body, per_step, touched, works, iterations = rec
+            per_step = [costs.compute(s, works, iterations) if t and again(s) else c
+                        for s, c, t in zip(body, per_step, touched)]
+            runs = costs.local_runs(body, per_step, iterations)
+            total = 0.0
+            for j, (s, (_, local)) in enumerate(zip(body, per_step)):
+                if j in runs:
+                    total += float(runs[j].sum())
+                elif s.compute and local.size:
+                    total += float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * iterations
+            return total
+        step, works, iterations, times, out = rec
+        _, local = costs.compute(step, works, iterations) if again(step) else out
+        if local.size and step.compute:  # as the engine charges it: the slowest tile, per execution
+            return float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * (iterations or times)
+        return 0.0
+
+    def _compute_delta(self, moved: dict) -> float:
+        """Compute added when the codelet assumptions ``moved`` (name -> value) take those values: each
+        record that runs a codelet reading one of them is re-costed (memoised per record and the values of
+        the assumptions it reads, so corners reuse the one-at-a-time re-costs) against its charge in the run."""
         from .run import _Costs  # the engine's own compute rule, on fresh caches
 
         costs = _Costs.__new__(_Costs)
         # static codelets' cycles under the values pinned now, and the supersteps' tile layouts (geometry
         # only), kept with the program for its other runs; the dynamic ones are costed afresh
-        static = self._static.setdefault(A.pinned_key(), {})
-        costs.tile, costs.static, costs.layouts, costs.touched = self._tile(), static, self._layouts, frozenset()
-        total = 0.0
-        for step, works, iterations, times in self.recorded:
-            _, local = costs.compute(step, works, iterations)
-            if local.size and step.compute:  # as the engine charges it: the slowest tile, per execution
-                total += float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * (iterations or times)
-        return total
+        costs.tile, costs.layouts, costs.touched = self._tile(), self._layouts, frozenset()
+        costs.n_tiles, costs.free = self.system.tiles, self.system.chip.local_sync_cycles == 0
+        base = {n: A.value(n) for n in self._reads_any}
+        delta = 0.0
+        for i, (rec, reads) in enumerate(zip(self.recorded, self._reads)):
+            if not reads & moved.keys():
+                continue
+            key = (i, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
+            if key not in self._charges:
+                if (i, None) not in self._charges:  # as the run charged it
+                    self._charges[(i, None)] = self._charge(rec, costs, lambda s: False)
+                vals = {n: v for n, v in key[1] if v != base[n]}
+                with A.pinned(vals):
+                    costs.static = self._static.setdefault(A.pinned_key(), {})
+                    codelets = frozenset(c for n in vals for c in A.REGISTRY[n].codelets)
+                    self._charges[key] = self._charge(
+                        rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))
+            delta += self._charges[key] - self._charges[(i, None)]
+        return delta
 
     def _tile(self):
         from ..kernels.tile import Tile
@@ -146,10 +193,10 @@ class Recoster:
         for n, v in values.items():  # host work per call: (value - used) x calls, no re-cost
             if A.REGISTRY[n].kind == "host" and n in self.calls:
                 delta += (v - self.call_used[n]) * chip.clock_hz * self.calls[n]
-        codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet"}
+        # codelet constants moved away from the values the run used: re-cost only what reads them
+        codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet" and v != A.value(n)}
         if codelets and self.recorded:
-            with A.pinned(codelets):
-                delta += self._compute() - self._compute0
+            delta += self._compute_delta(codelets)
         return self.base + delta
 
 

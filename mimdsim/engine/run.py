@@ -106,8 +106,12 @@ class _Costs:
         dict per loop iteration (still ``[len(tiles)]`` when every codelet of the step is static,
         whose result is kept with the program). A codelet's tiles depend on its geometry only, so
         the union of a superstep's tiles and each vertex set's place in it are computed once."""
-        if self.touched and any(vs.codelet in self.touched for vs in step.compute):
-            self.record.append((step, works, iterations, self.times))
+        out = self._compute(step, works, iterations)
+        if iterations is None and self.touched and any(vs.codelet in self.touched for vs in step.compute):
+            self.record.append((step, works, iterations, self.times, out))  # a loop's: record_segments
+        return out
+
+    def _compute(self, step: Superstep, works: dict, iterations: int | None):
         done = self.static.get(("step", id(step)))
         if done is not None:
             return done
@@ -253,6 +257,8 @@ class _Costs:
                     progress(done + i + 1, total)
             works = {id(vs): kept for vs, kept in flat if kept is not None}
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
+        if self.touched:
+            self.record_segments(loop.body, per_step, works, len(ts))
         if self.timeline is not None:  # one record per execution
             for i, t in enumerate(ts):
                 self.carry = None  # a run of barrier-free supersteps is cut at the iteration boundary
@@ -262,6 +268,37 @@ class _Costs:
             self.charge_loop(loop.body, per_step, len(ts), ts)
         self.carry = None
         return len(ts)
+
+    def record_segments(self, body, per_step, works, iterations: int) -> None:
+        """Keep, for the band, each touched superstep of a loop body with what its charge depends on:
+        alone when a barrier precedes it and none follows (its compute is its slowest tile), else its
+        whole barrier-free run, from the barrier before it, with the other supersteps' costs as they
+        were (a local superstep's charge depends on every tile's compute since that barrier)."""
+        def touched(s):
+            return not isinstance(s, Launch) and any(vs.codelet in self.touched for vs in s.compute)
+
+        def local(s):
+            return not isinstance(s, Launch) and s.sync == "local" and self.free
+
+        j = 0
+        while j < len(body):
+            if not touched(body[j]):
+                j += 1
+                continue
+            start = j
+            while start > 0 and local(body[start]):
+                start -= 1  # back to the barrier (or launch) the run starts from
+            end = j + 1
+            while end < len(body) and local(body[end]):
+                end += 1
+            seg = range(start, end)
+            if end - start == 1 or not any(local(body[i]) for i in seg):
+                self.record.append((body[j], works, iterations, self.times, per_step[j]))
+                j += 1
+                continue
+            self.record.append(("segment", [body[i] for i in seg], [per_step[i] for i in seg],
+                                [touched(body[i]) for i in seg], works, iterations))
+            j = end
 
     def local_runs(self, body, per_step, iterations: int) -> dict:
         """``{j: compute per iteration}`` of the body's barrier-free local supersteps: what each adds
