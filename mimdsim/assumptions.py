@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from .arch.chip import PCIE_GEN4_X16
+from .arch.chip import ETHERNET_100G, PCIE_GEN4_X16
 from .errors import ConfigError
 from .kernels.assumed import PINNED as _PINNED
 from .validate import did_you_mean
@@ -169,11 +169,12 @@ _add("bow_link_bytes_per_second", 320e9, 320e9, 446e9, "B/s", "chip.link_bytes_p
      "Bow: no figure found; equal to MK2's 10 IPU-Links, 320 GB/s (GC), the same GC200 die (the wafer-on-wafer "
      "part only delivers power); high: the link clock raised with the core clock, 320 x 1.85 / 1.327 GHz = 446 GB/s",
      domain=(1e6, 1e15))
-_add("bow_host_bytes_per_second", PCIE_GEN4_X16, 12.5e9, PCIE_GEN4_X16, "B/s", "chip.host_bytes_per_second",
+_add("bow_host_bytes_per_second", ETHERNET_100G, ETHERNET_100G, PCIE_GEN4_X16, "B/s", "chip.host_bytes_per_second",
      ("bow",),
-     "Bow: no figure found; equal to MK2's PCIe Gen4 x16 (31.5 GB/s one way, GC), in a Bow-2000 the IPU-to-Gateway "
-     "link of the same die; low: the host server's one 100 GbE RoCE NIC per machine (12.5 GB/s, docs/cost-model.md "
-     "§7.4), if the step's host streams cross it", domain=(1e6, 1e15))
+     "Bow: no figure found; equal to MK2's, the IPU-M2000's one 100 GbE RoCE NIC to the host server shared by the "
+     "machine's four IPUs (12.5 GB/s line rate, docs/cost-model.md §7.4), assumed the same in a Bow-2000; high: "
+     "the IPU's own PCIe Gen4 x16 to the gateway (31.5 GB/s one way, GC), if a Bow-2000's host streams do not "
+     "cross one such NIC", domain=(1e6, 1e15))
 # ---- eager PyTorch's host work (kind "framework": FrameworkSpec fields of the pytorch-eager preset) ---
 # Measured on this project's CPU, not the studies' GPU hosts (docs/gpu-model.md, Frameworks): each range
 # runs from the lowest median measured here (benchmarks/eager_host.py, 2026-11-30 and the later noisy

@@ -243,16 +243,20 @@ def test_host_transfer():
 
 
 def test_host_transfer_mk2_preset_rates():
-    # MK2 host: 31.5077 GB/s / clock = 23.746207 B/cycle; 1e6 B -> 42111.97 cycles + 1.5 us (1990.28 cycles)
+    # MK2 host (an IPU-M2000's 100 GbE NIC): 12.5 GB/s / clock = 9.420800 B/cycle; 1e6 B -> 106148.1 cycles
+    # + 1.5 us (1990.28 cycles)
     ex = exchange_cost((tr(-1, 3, 10**6),), sys8())
-    host = 10**6 / (PCIE4 / MK2_CLOCK) + 1.5e-6 * MK2_CLOCK
+    host = 10**6 / (12.5e9 / MK2_CLOCK) + 1.5e-6 * MK2_CLOCK
     assert ex.host_cycles == pytest.approx(host)
-    assert ex.host_cycles == pytest.approx(10**6 / 23.746207 + 1990.277, rel=1e-6)
+    assert ex.host_cycles == pytest.approx(10**6 / 9.4208 + 1990.277, rel=1e-6)
     # one tile receives the 1e6 B at only 4 B/cycle: 250000 cycles beat the host link
     assert ex.cycles == pytest.approx(10**6 / 4 + 98)
-    # with a 300000-cycle host latency the host is the busiest: 42112.0 + 300000 > 250000
+    # with a 300000-cycle host latency the host is the busiest: 106148.1 + 300000 > 250000
     slow = exchange_cost((tr(-1, 3, 10**6),), sys8(host_latency_s=300000 / MK2_CLOCK))
-    assert slow.cycles == pytest.approx(10**6 / (PCIE4 / MK2_CLOCK) + 300000 + 98)
+    assert slow.cycles == pytest.approx(10**6 / (12.5e9 / MK2_CLOCK) + 300000 + 98)
+    # the IPU's own PCIe Gen4 x16 (to the gateway), as a --set what-if: 23.746207 B/cycle
+    pcie = exchange_cost((tr(-1, 3, 10**6),), sys8(host_bytes_per_second=PCIE4))
+    assert pcie.host_cycles == pytest.approx(10**6 / 23.746207 + 1990.277, rel=1e-6)
 
 
 def test_host_multicast_counts_host_bytes_once():

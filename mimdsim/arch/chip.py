@@ -17,6 +17,9 @@ KiB = 1024
 # PCIe payload bandwidth per direction: GT/s x lanes x 128b/130b encoding / 8 bits.
 PCIE_GEN3_X8 = 8e9 * 8 * (128 / 130) / 8  # 7.88 GB/s (MK1 cards)
 PCIE_GEN4_X16 = 16e9 * 16 * (128 / 130) / 8  # 31.5 GB/s ("64 GB/s" counts both directions)
+# An IPU-M2000 / Bow-2000 reaches its host server through one 100 GbE RoCE NIC shared by its four IPUs
+# (Graphcore, IPU-POD Direct Attach build and test guide, "System summary"): 12.5 GB/s line rate, one way
+ETHERNET_100G = 100e9 / 8
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ class SystemSpec:
 _IPU_MK2 = dict(
     tiles=1472, sram_per_tile=624 * KiB, clock_hz=62.5e12 / (1472 * 32),
     amp_flops_fp32=32, amp_flops_fp16=128, sram_bank_bytes=16 * KiB,
-    link_bytes_per_second=320e9, host_bytes_per_second=PCIE_GEN4_X16,
+    link_bytes_per_second=320e9, host_bytes_per_second=ETHERNET_100G,
 )
 
 PRESETS: dict[str, dict] = {

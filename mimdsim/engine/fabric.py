@@ -18,7 +18,7 @@ a local copy and costs no fabric time. The exchange phase costs::
       + exchange_latency_cycles + exchange_phase_overhead_cycles
 
 Streams to the host (``dst = -1``) are costed as their mirror image: the host link runs at
-``host_bytes_per_second`` in each direction (PCIe is full duplex) and a tile sends at
+``host_bytes_per_second`` in each direction (PCIe and Ethernet are full duplex) and a tile sends at
 ``exchange_send_bytes_per_cycle``. :func:`exchange_phase` splits a phase into the on-chip
 part and ``host``, only the time the host link adds beyond the on-chip and link traffic.
 """
