@@ -29,8 +29,9 @@ popc's back end (github graphcore/llvm-project-fork, ``llvm/lib/Target/Colossus`
   bundle with a non-branch main-pipeline instruction of the same loop body. popc co-issues by default
   for worker code (``ColossusCoissuePass.cpp``, ``colossus-coissue`` ``cl::init(true)``; test
   ``coissue.ll``) with a scheduler that interleaves the two pipelines; a bundle cannot start with a
-  branch or a call. ``PAIRABLE`` counts, per loop body, the float instructions that have such a
-  partner; the share of them that are bundled is the named assumption ``compiled_coissue_fraction``
+  branch or a call. ``PAIRABLE`` counts, per count, the float instructions that can have such a
+  partner given the dependences (see its comment); the share of them that are bundled is the named
+  assumption ``compiled_coissue_fraction``
   (1, range 0-1: 0 is the no-co-issue count). Loads and stores are one instruction each; their latency
   is hidden by the barrel.
 * C2. ``-O3`` hoists loop-invariant loads and removes dead code (CC's ``random_offset`` in
@@ -65,14 +66,22 @@ from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busies
                    deal_sample_grid, deal_vertices, multi_vertex_cycles)
 
 # --------------------------------------------------------------------------- co-issue (C1)
-# Per loop body (or straight-line vertex), the float instructions that a non-branch main-pipeline
-# instruction of the same body can lead into one bundle: min(float ops, loads/stores/integer ops),
-# from each count's instruction sequence below. Setup code is not reduced (a few instructions per vertex).
-PAIRABLE = {"SU2_PER_SPIKE": 1, "SU_PER_NEURON": 4, "SU_NEURON_UNROLLED": 4, "SUM_PER_SPIKE": 1,
-            "SUM_TAIL_PER_SPIKE": 1, "DS_INSTRUCTIONS": 1, "SOG_PER_ID": 6, "WG2_PER_SPIKE": 1,
-            "WGM_PER_PAIR": 1, "WGS_PER_SPIKE": 1, "IG2_PER_ID": 2, "IGM_PER_ID": 2, "IGM_PER_EXTRA_PAIR": 1,
-            "IGS_PER_ID": 1, "IGS_PER_NEURON": 2, "RS_ACTIVE": 2, "RS_PER_VECTOR": 1, "RS_PER_REMAINDER": 1,
-            "RS8_ACTIVE": 4}
+# Per count, the float (aux) instructions that a non-branch main-pipeline instruction can carry in the
+# same bundle, given the dependences in the count's sequence below: a float op cannot share a bundle with
+# the load it reads or the store that reads it; a loop with no store pipelines across iterations (popc runs
+# the MachinePipeliner), so a float op pairs with the next iteration's load; a float store keeps later float
+# loads behind it (the fields are not restrict and have one type), while unsigned id loads move past it
+# (type-based alias analysis); calls (the soft-double routines) and branches end a bundle's reach.
+PAIRABLE = {"SU2_SETUP": 1,  # zero the accumulator beside a pointer load
+            "SU2_PER_SPIKE": 1,  # f32v2add beside the next id's ld32
+            "SU_PER_NEURON": 3, "SU_NEURON_UNROLLED": 3,  # compare, both multiplies beside loads / the move; not the add feeding the store
+            "SUM_PAIR_OVERHEAD": 1, "SUM_PER_SPIKE": 1, "SUM_TAIL_OVERHEAD": 1, "SUM_TAIL_PER_SPIKE": 1,
+            "DS_INSTRUCTIONS": 1,  # the compare beside a field load
+            "SOG_PER_ID": 2,  # of six: two float ops beside independent loads; the calls split the rest
+            "WG2_PER_SPIKE": 1, "WGS_PER_SPIKE": 1,  # the add beside the next id's ld32 (WGM's pair loop: none)
+            "IG2_PER_ID": 1, "IGM_PER_ID": 1,  # the multiply beside the next id's ld32 / the inner setup
+            "IGM_PER_EXTRA_PAIR": 1, "IGS_PER_ID": 1, "IGS_PER_NEURON": 2,  # no store: pipelined
+            "RS_ACTIVE": 1, "RS_PER_VECTOR": 1, "RS8_ACTIVE": 2}  # RS8: one chain of four loads and three adds
 COISSUE_FRACTION = 1.0  # the named assumption compiled_coissue_fraction (mimdsim/assumptions.py)
 
 
@@ -111,9 +120,9 @@ def state_update_instructions(n, in_spikes):
     pairs, odd = n // 2, n % 2
     per_neuron, unrolled = issued("SU_PER_NEURON"), issued("SU_NEURON_UNROLLED")
     # affine in k: per-vertex constant and slope from n, then one pass over [..., V]
-    const = np.where(n == 2, SU2_SETUP + SU_NEURON_SETUP + 2 * per_neuron,
-                     SUM_SETUP + pairs * (SUM_PAIR_OVERHEAD + 2 * unrolled)
-                     + odd * (SUM_TAIL_OVERHEAD + unrolled)).astype(np.float64)
+    const = np.where(n == 2, issued("SU2_SETUP") + SU_NEURON_SETUP + 2 * per_neuron,
+                     SUM_SETUP + pairs * (issued("SUM_PAIR_OVERHEAD") + 2 * unrolled)
+                     + odd * (issued("SUM_TAIL_OVERHEAD") + unrolled)).astype(np.float64)
     slope = np.where(n == 2, issued("SU2_PER_SPIKE"),
                      pairs * issued("SUM_PER_SPIKE") + odd * issued("SUM_TAIL_PER_SPIKE")).astype(np.float64)
     return const + slope * np.asarray(in_spikes, dtype=np.float64)
@@ -306,7 +315,7 @@ def _weights_grad_affine(n, samples):
                      np.where(n % 2 == 0, WGM_SETUP + s * WG_PER_SAMPLE,
                               WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE)))
     per_spike = np.where(n == 2, issued("WG2_PER_SPIKE"),
-                         np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * issued("WGM_PER_PAIR"),
+                         np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR,
                                   m * issued("WGS_PER_SPIKE")))
     return const.astype(np.float64), per_spike.astype(np.float64)
 
@@ -344,7 +353,7 @@ IG2_SETUP = 9  # ld weights, dLdStates, ids, out ptrs (4); end (2); ld64 dL/dI p
 IG2_PER_ID = 6  # ld32 id; ld64 W pair (scaled index); f32v2mul; add the two lanes; st32; brnzdec
 # LIFInpSpikesGradMultiRowSIMD (CC @c44630), even n > 2
 IGM_SETUP = 11  # IG2_SETUP + num_iters (2)
-IGM_PER_ID = 9  # ld32 id; shl 3 (the row pointer the inner loop walks, C4); ld64; f32v2mul; inner-loop setup (2); lane add; st32; brnzdec
+IGM_PER_ID = 11  # ld32 id; mul num_iters; shl 3; add base (the row pointer the inner loop walks, C4); ld64; f32v2mul; inner-loop setup (2); lane add; st32; brnzdec
 IGM_PER_EXTRA_PAIR = 4  # ld64; f32v2mul; f32v2add; brnzdec (num_iters - 1 times)
 # LIFInpSpikesGradMultiRow<float> (CC @c36736), odd n
 IGS_SETUP = 10  # ld 4 ptrs (4); num_neurons, end (2 each); loop setup (2)
@@ -415,7 +424,7 @@ def _reduce_stage1_affine(inputs):
     eight = e == 8
     setup = np.where(eight, RS8_SETUP, RS_SETUP).astype(np.float64)
     per_active = np.where(eight, issued("RS8_ACTIVE"), issued("RS_ACTIVE") + (e // 2) * issued("RS_PER_VECTOR")
-                          + (e % 2) * issued("RS_PER_REMAINDER")).astype(np.float64)
+                          + (e % 2) * RS_PER_REMAINDER).astype(np.float64)
     return setup, per_active
 
 

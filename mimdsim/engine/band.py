@@ -99,10 +99,11 @@ class Recoster:
                         for s, c, t in zip(body, per_step, touched)]
             runs = costs.local_runs(body, per_step, iterations)
             total = 0.0
-            for j, (s, (_, local)) in enumerate(zip(body, per_step)):
+            for j, (s, cyc) in enumerate(zip(body, per_step)):
                 if j in runs:
                     total += float(runs[j].sum())
-                elif s.compute and local.size:
+                elif cyc is not None and s.compute and cyc[1].size:
+                    local = cyc[1]
                     total += float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * iterations
             return total
         step, works, iterations, times, out = rec
@@ -111,33 +112,35 @@ class Recoster:
             return float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * (iterations or times)
         return 0.0
 
-    def _compute_delta(self, moved: dict) -> float:
+    def _compute_delta(self, moved: dict, free: bool) -> float:
         """Compute added when the codelet assumptions ``moved`` (name -> value) take those values: each
-        record that runs a codelet reading one of them is re-costed (memoised per record and the values of
-        the assumptions it reads, so corners reuse the one-at-a-time re-costs) against its charge in the run."""
+        record that runs a codelet reading one of them is re-costed (memoised per record, the values of the
+        assumptions it reads and ``free``, so corners reuse the one-at-a-time re-costs) against its charge at
+        the run's values. ``free``: barrier-free supersteps overlap (``local_sync_cycles`` 0); else each is
+        charged its slowest tile, as the engine charges them behind a barrier."""
         from .run import _Costs  # the engine's own compute rule, on fresh caches
 
         costs = _Costs.__new__(_Costs)
         # static codelets' cycles under the values pinned now, and the supersteps' tile layouts (geometry
         # only), kept with the program for its other runs; the dynamic ones are costed afresh
         costs.tile, costs.layouts, costs.touched = self._tile(), self._layouts, frozenset()
-        costs.n_tiles, costs.free = self.system.tiles, self.system.chip.local_sync_cycles == 0
+        costs.n_tiles, costs.free = self.system.tiles, free
         base = {n: A.value(n) for n in self._reads_any}
         delta = 0.0
         for i, (rec, reads) in enumerate(zip(self.recorded, self._reads)):
             if not reads & moved.keys():
                 continue
-            key = (i, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
+            key = (i, free, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
             if key not in self._charges:
-                if (i, None) not in self._charges:  # as the run charged it
-                    self._charges[(i, None)] = self._charge(rec, costs, lambda s: False)
-                vals = {n: v for n, v in key[1] if v != base[n]}
+                if (i, free, None) not in self._charges:  # at the run's values
+                    self._charges[(i, free, None)] = self._charge(rec, costs, lambda s: False)
+                vals = {n: v for n, v in key[2] if v != base[n]}
                 with A.pinned(vals):
                     costs.static = self._static.setdefault(A.pinned_key(), {})
                     codelets = frozenset(c for n in vals for c in A.REGISTRY[n].codelets)
                     self._charges[key] = self._charge(
                         rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))
-            delta += self._charges[key] - self._charges[(i, None)]
+            delta += self._charges[key] - self._charges[(i, free, None)]
         return delta
 
     def _tile(self):
@@ -196,7 +199,8 @@ class Recoster:
         # codelet constants moved away from the values the run used: re-cost only what reads them
         codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet" and v != A.value(n)}
         if codelets and self.recorded:
-            delta += self._compute_delta(codelets)
+            free = fields.get("local_sync_cycles", chip.local_sync_cycles) == 0
+            delta += self._compute_delta(codelets, free)
         return self.base + delta
 
 

@@ -273,7 +273,10 @@ class _Costs:
         """Keep, for the band, each touched superstep of a loop body with what its charge depends on:
         alone when a barrier precedes it and none follows (its compute is its slowest tile), else its
         whole barrier-free run, from the barrier before it, with the other supersteps' costs as they
-        were (a local superstep's charge depends on every tile's compute since that barrier)."""
+        were (a local superstep's charge depends on every tile's compute since that barrier). A touched
+        superstep outside a loop is recorded alone by ``compute`` and re-costed by its slowest tile: exact
+        behind a barrier; no program here runs a touched codelet in a barrier-free superstep outside a loop
+        (``tests/test_assumptions.py`` checks the band against full re-runs)."""
         def touched(s):
             return not isinstance(s, Launch) and any(vs.codelet in self.touched for vs in s.compute)
 
