@@ -69,7 +69,8 @@ class Recoster:
         self._reads = [frozenset(n for s in steps(r) for vs in s.compute for n in by_codelet.get(vs.codelet, ()))
                        for r in recorded]
         self._reads_any = frozenset().union(*self._reads) if self._reads else frozenset()
-        self._charges: dict = {}
+        self._per: dict = {}  # (record, values it reads) -> its supersteps' re-costed cycles
+        self._charges: dict = {}  # ((record, values) or record, free) -> the compute charged
 
     @staticmethod
     def _events(program):
@@ -90,34 +91,44 @@ class Recoster:
                 calls[s.host_call] = calls.get(s.host_call, 0) + n
         return events, phases, syncs, launches, calls
 
-    def _charge(self, rec, costs, again) -> float:
-        """The compute the engine charged for one record, its touched supersteps for which ``again(step)``
-        holds re-costed under the values pinned now (the others as the run costed them)."""
-        if rec[0] == "segment":  # a barrier-free run: charged as the engine's local_runs charges it
+    def _costs(self, rec, costs, again):
+        """A record's supersteps' ``(tiles, cycles)``: those touched for which ``again(step)`` holds
+        re-costed under the values pinned now, the others as the run costed them."""
+        if rec[0] == "segment":
             _, body, per_step, touched, works, iterations = rec
-            per_step = [costs.compute(s, works, iterations) if t and again(s) else c
-                        for s, c, t in zip(body, per_step, touched)]
-            runs = costs.local_runs(body, per_step, iterations)
+            return [costs.compute(s, works, iterations) if t and again(s) else c
+                    for s, c, t in zip(body, per_step, touched)]
+        step, works, iterations, times, out = rec
+        return costs.compute(step, works, iterations) if again(step) else out
+
+    @staticmethod
+    def _charge(rec, per, costs) -> float:
+        """The compute the engine charges a record whose supersteps cost ``per`` (``_costs``): a
+        barrier-free run as ``local_runs`` charges it (no overlap when ``costs.free`` is false), a
+        superstep alone its slowest tile per execution."""
+        if rec[0] == "segment":
+            body, iterations = rec[1], rec[5]
+            runs = costs.local_runs(body, per, iterations)
             total = 0.0
-            for j, (s, cyc) in enumerate(zip(body, per_step)):
+            for j, (s, cyc) in enumerate(zip(body, per)):
                 if j in runs:
                     total += float(runs[j].sum())
                 elif cyc is not None and s.compute and cyc[1].size:
                     local = cyc[1]
                     total += float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * iterations
             return total
-        step, works, iterations, times, out = rec
-        _, local = costs.compute(step, works, iterations) if again(step) else out
+        step, iterations, times = rec[0], rec[2], rec[3]
+        local = per[1]
         if local.size and step.compute:  # as the engine charges it: the slowest tile, per execution
             return float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * (iterations or times)
         return 0.0
 
     def _compute_delta(self, moved: dict, free: bool) -> float:
         """Compute added when the codelet assumptions ``moved`` (name -> value) take those values: each
-        record that runs a codelet reading one of them is re-costed (memoised per record, the values of the
-        assumptions it reads and ``free``, so corners reuse the one-at-a-time re-costs) against its charge at
-        the run's values. ``free``: barrier-free supersteps overlap (``local_sync_cycles`` 0); else each is
-        charged its slowest tile, as the engine charges them behind a barrier."""
+        record that runs a codelet reading one of them is re-costed (its costs memoised per record and the
+        values of the assumptions it reads, so corners reuse the one-at-a-time re-costs) and charged against
+        its charge at the run's values. ``free``: barrier-free supersteps overlap (``local_sync_cycles`` 0);
+        else each is charged its slowest tile, as the engine charges them behind a barrier."""
         from .run import _Costs  # the engine's own compute rule, on fresh caches
 
         costs = _Costs.__new__(_Costs)
@@ -130,17 +141,18 @@ class Recoster:
         for i, (rec, reads) in enumerate(zip(self.recorded, self._reads)):
             if not reads & moved.keys():
                 continue
-            key = (i, free, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
-            if key not in self._charges:
-                if (i, free, None) not in self._charges:  # at the run's values
-                    self._charges[(i, free, None)] = self._charge(rec, costs, lambda s: False)
-                vals = {n: v for n, v in key[2] if v != base[n]}
+            key = (i, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
+            if key not in self._per:
+                vals = {n: v for n, v in key[1] if v != base[n]}
                 with A.pinned(vals):
                     costs.static = self._static.setdefault(A.pinned_key(), {})
                     codelets = frozenset(c for n in vals for c in A.REGISTRY[n].codelets)
-                    self._charges[key] = self._charge(
-                        rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))
-            delta += self._charges[key] - self._charges[(i, free, None)]
+                    self._per[key] = self._costs(rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))
+            for k, per in (((i, free), None), ((key, free), self._per[key])):
+                if k not in self._charges:
+                    self._charges[k] = self._charge(rec, self._costs(rec, costs, lambda s: False) if per is None
+                                                    else per, costs)
+            delta += self._charges[(key, free)] - self._charges[(i, free)]
         return delta
 
     def _tile(self):
