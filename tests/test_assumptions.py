@@ -159,6 +159,21 @@ def test_bad_names_and_values_are_clear_errors(capsys):
         A.check({"host_latency_s": "fast"})
 
 
+def test_a_codelet_or_call_the_program_does_not_run_is_neither_driver_nor_pin():
+    """The fused program runs none of the published op's C++ vertices and makes no PopTorch call: their
+    assumptions are not in its band, and pinning one is refused naming what reads it."""
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    kw = dict(timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05, schedule="fused")
+    names = {d["name"] for d in simulate(net, "ipu-mk2", **kw).report.uncertainty["drivers"]}
+    assert not names & {"surrogate_arithmetic_instructions", "compiled_coissue_fraction", "poptorch_call_s"}
+    assert {"local_sync_cycles", "exchange_phase_overhead_cycles"} <= names
+    with pytest.raises(ConfigError, match=r"compiled_coissue_fraction: this program \(fused schedule\).*"
+                                          r"read by gsnn.state_update.*drop it"):
+        simulate(net, "ipu-mk2", assume={"compiled_coissue_fraction": 0}, **kw)
+    with pytest.raises(ConfigError, match=r"poptorch_call_s: this program \(published schedule\)"):
+        _run(assume={"poptorch_call_s": 1e-5})
+
+
 def test_an_assumption_the_run_does_not_read_is_refused_not_dropped(capsys):
     """Pinning an entry of another preset, or of a column the run does not have, would change nothing:
     a clear error naming what reads it, never a silent no-op."""

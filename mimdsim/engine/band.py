@@ -249,13 +249,37 @@ def band(evaluate, drivers: list, batch_size: int, base_seconds: float) -> dict:
             "assumptions": len(drivers), "drivers": rows}
 
 
+def program_codelets(program) -> frozenset:
+    """Every codelet the program's supersteps run."""
+    return frozenset(vs.codelet for item in program.schedule
+                     for s in (item.body if isinstance(item, Loop) else (item,)) if not isinstance(s, Launch)
+                     for vs in s.compute)
+
+
+def unread_by(program, names) -> list:
+    """The codelet and host-call assumptions among ``names`` that this program never reads: a codelet
+    entry whose codelets it does not run, a framework's host call it does not make."""
+    runs = program_codelets(program)
+    calls = {s.host_call for item in program.schedule
+             for s in (item.body if isinstance(item, Loop) else (item,)) if isinstance(s, Launch) and s.host_call}
+    out = []
+    for n in names:
+        a = A.REGISTRY[n]
+        if (a.kind == "codelet" and not runs & set(a.codelets)) or (a.kind == "host" and n not in calls):
+            out.append(n)
+    return out
+
+
 def chip_band(program, report, recorded: list, fixed: dict) -> dict:
-    """The band of a MIMD run (``report``) whose touched supersteps were ``recorded``."""
+    """The band of a MIMD run (``report``) whose touched supersteps were ``recorded``: the chip's
+    assumptions, the codelet ones whose codelets the program runs and the host calls it makes."""
     rc = Recoster(program, report.total_cycles, recorded, report.activity.get("local_overlap_cycles", 0.0))
     clock = program.system.chip.clock_hz
     # a framework's host work per call drives the band only where the program makes such calls
     calls = [a for a in A.REGISTRY.values() if a.kind == "host" and a.name in rc.calls and a.name not in fixed]
-    out = band(lambda v: rc.total_cycles(v) / clock, drivers_of("chip", program.system.chip, fixed) + calls,
+    chip = drivers_of("chip", program.system.chip, fixed)
+    unread = set(unread_by(program, [a.name for a in chip]))
+    out = band(lambda v: rc.total_cycles(v) / clock, [a for a in chip if a.name not in unread] + calls,
                report.batch_size, report.seconds_per_step)
     pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind in ("chip", "codelet", "host")}
     if pinned:

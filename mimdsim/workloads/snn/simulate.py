@@ -18,7 +18,7 @@ from ... import assumptions as A
 from ...arch import as_system
 from ...energy import chip_energy
 from ...engine import run_program
-from ...engine.band import chip_band
+from ...engine.band import chip_band, unread_by
 from ...errors import CapacityOverflow, ConfigError
 from ...program import Program
 from ...report import Report
@@ -193,6 +193,13 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     choice = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
                        opt_kind, st, precision, training, schedule, bool(static_input), chips_used)
     program = choice.program
+    unread = unread_by(program, assume)
+    if unread:  # pinned, it would change nothing: refused, not dropped (as refuse_unread does for presets)
+        readers = "; ".join(f"{n} is read by {', '.join(A.REGISTRY[n].codelets) or 'its framework call'}"
+                            for n in unread)
+        raise ConfigError(f"--assume {', '.join(unread)}: this program ({program.plan.schedule} schedule) runs no "
+                          f"codelet and makes no host call that reads it, so it would change nothing ({readers}); "
+                          f"drop it, or run a schedule that uses it")
     L = net.num_layers
     if execution:
         source_class = ExecutionSource
