@@ -136,7 +136,7 @@ def cmd_validate(args) -> int:
 
     if args.json:
         check_file_path(args.json, "--json")
-    results = run_all(sources=args.source, quick=args.quick)
+    results = run_all(sources=args.source, quick=args.quick, lists=args.lists)
     say(summary_table(results, points=args.points))
     if args.json:
         import json
@@ -313,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only this source (repeatable; default: all)")
     v.add_argument("--points", action="store_true", help="print every point, not only the summary")
     v.add_argument("--quick", action="store_true", help="a subset of each source's points (for tests)")
+    v.add_argument("--lists", choices=("half", "full"), default="half",
+                   help="study-log: how full the spike lists are assumed, as its log prints no spike counts "
+                        "(half: activity = max activity / 2, the command line's default; full: = max activity)")
     v.set_defaults(func=cmd_validate)
     from .training.cli import add_parser as add_train_parser
     add_train_parser(sub)

@@ -67,6 +67,20 @@ def test_band_check_reads_the_measurement_at_its_printed_resolution():
     assert [p.to_dict()["resolution"] for p in pts] == [1.0] * 4
 
 
+def test_study_log_with_the_lists_full_states_it_and_runs_slower(capsys):
+    """Issue 25's band check assumes the lists full (activity = max activity); the log prints no spike
+    counts, so it is a stated assumption, chosen on the command line, never an input fitted to the log."""
+    half = run_source("study-log", quick=True).points
+    full = run_source("study-log", quick=True, lists="full")
+    assert full.assumption.startswith("lists full")
+    assert all(f.model > h.model for f, h in zip(full.points, half))
+    assert all(p.band[1] / p.band[0] <= 2 for p in full.points)  # issue 25: no wider than x2 at 1 %
+    assert main(["validate", "--source", "study-log", "--quick", "--lists", "full"]) == 0
+    assert "lists full" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="lists='most'"):
+        run_source("study-log", quick=True, lists="most")
+
+
 def test_cli_validate(tmp_path, capsys):
     path = tmp_path / "v.json"
     assert main(["validate", "--source", "snntorch-gpu", "--points", "--json", str(path)]) == 0
