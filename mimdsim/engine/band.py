@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import assumptions as A
 from ..program import Launch, Loop
+from .run import TouchedRun, _Costs
 from .fabric import exchange_phase, sync_cost
 
 # chip fields charged as a constant per event: (value - used) x count, no re-cost
@@ -47,7 +48,7 @@ class Recoster:
     def __init__(self, program, total_cycles: float, recorded: list, overlap: float = 0.0):
         self.program, self.system, self.base = program, program.system, float(total_cycles)
         self.overlap = float(overlap)  # compute the run's barrier-free local supersteps overlapped
-        self.recorded = recorded  # (superstep, works, iterations, times) whose compute reads an assumption
+        self.recorded = recorded  # engine.run's Touched and TouchedRun records: compute that reads an assumption
         # what the schedule and the system fix (events, their counts, fabric re-costs) is kept with the
         # program's static costs (cleared when the system or a pinned assumption changes), per schedule
         memo = program.static_costs.setdefault("band", {})
@@ -64,7 +65,7 @@ class Recoster:
                 by_codelet.setdefault(c, set()).add(a.name)
 
         def steps(rec):
-            return [s for s, t in zip(rec[1], rec[3]) if t] if rec[0] == "segment" else [rec[0]]
+            return [s for s, t in zip(rec.body, rec.touched) if t] if isinstance(rec, TouchedRun) else [rec.step]
 
         self._reads = [frozenset(n for s in steps(r) for vs in s.compute for n in by_codelet.get(vs.codelet, ()))
                        for r in recorded]
@@ -94,34 +95,27 @@ class Recoster:
     def _costs(self, rec, costs, again):
         """A record's supersteps' ``(tiles, cycles)``: those touched for which ``again(step)`` holds
         re-costed under the values pinned now, the others as the run costed them."""
-        if rec[0] == "segment":
-            _, body, per_step, touched, works, iterations = rec
-            return [costs.compute(s, works, iterations) if t and again(s) else c
-                    for s, c, t in zip(body, per_step, touched)]
-        step, works, iterations, times, out = rec
-        return costs.compute(step, works, iterations) if again(step) else out
+        if isinstance(rec, TouchedRun):
+            return [costs.compute(s, rec.works, rec.iterations) if t and again(s) else c
+                    for s, c, t in zip(rec.body, rec.costs, rec.touched)]
+        return costs.compute(rec.step, rec.works, rec.iterations) if again(rec.step) else rec.costs
 
     @staticmethod
     def _charge(rec, per, costs) -> float:
         """The compute the engine charges a record whose supersteps cost ``per`` (``_costs``): a
         barrier-free run as ``local_runs`` charges it (no overlap when ``costs.free`` is false), a
         superstep alone its slowest tile per execution."""
-        if rec[0] == "segment":
-            body, iterations = rec[1], rec[5]
-            runs = costs.local_runs(body, per, iterations)
-            total = 0.0
-            for j, (s, cyc) in enumerate(zip(body, per)):
-                if j in runs:
-                    total += float(runs[j].sum())
-                elif cyc is not None and s.compute and cyc[1].size:
-                    local = cyc[1]
-                    total += float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * iterations
-            return total
-        step, iterations, times = rec[0], rec[2], rec[3]
-        local = per[1]
-        if local.size and step.compute:  # as the engine charges it: the slowest tile, per execution
-            return float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * (iterations or times)
-        return 0.0
+        def slowest(step, cyc, executions):
+            local = cyc[1]
+            if not (step.compute and local.size):
+                return 0.0
+            return float(local.max(axis=-1).sum()) if local.ndim == 2 else float(local.max()) * executions
+
+        if isinstance(rec, TouchedRun):
+            runs = costs.local_runs(rec.body, per, rec.iterations)
+            return sum(float(runs[j].sum()) if j in runs else slowest(s, cyc, rec.iterations)
+                       for j, (s, cyc) in enumerate(zip(rec.body, per)) if cyc is not None)
+        return slowest(rec.step, per, rec.iterations or rec.times)
 
     def _compute_delta(self, moved: dict, free: bool) -> float:
         """Compute added when the codelet assumptions ``moved`` (name -> value) take those values: each
@@ -129,9 +123,7 @@ class Recoster:
         values of the assumptions it reads, so corners reuse the one-at-a-time re-costs) and charged against
         its charge at the run's values. ``free``: barrier-free supersteps overlap (``local_sync_cycles`` 0);
         else each is charged its slowest tile, as the engine charges them behind a barrier."""
-        from .run import _Costs  # the engine's own compute rule, on fresh caches
-
-        costs = _Costs.__new__(_Costs)
+        costs = _Costs.__new__(_Costs)  # the engine's own compute rule, on fresh caches
         # static codelets' cycles under the values pinned now, and the supersteps' tile layouts (geometry
         # only), kept with the program for its other runs; the dynamic ones are costed afresh
         costs.tile, costs.layouts, costs.touched = self._tile(), self._layouts, frozenset()
@@ -249,17 +241,10 @@ def band(evaluate, drivers: list, batch_size: int, base_seconds: float) -> dict:
             "assumptions": len(drivers), "drivers": rows}
 
 
-def program_codelets(program) -> frozenset:
-    """Every codelet the program's supersteps run."""
-    return frozenset(vs.codelet for item in program.schedule
-                     for s in (item.body if isinstance(item, Loop) else (item,)) if not isinstance(s, Launch)
-                     for vs in s.compute)
-
-
 def unread_by(program, names) -> list:
     """The codelet and host-call assumptions among ``names`` that this program never reads: a codelet
     entry whose codelets it does not run, a framework's host call it does not make."""
-    runs = program_codelets(program)
+    runs = {vs.codelet for s in program.supersteps() for vs in s.compute}
     calls = {s.host_call for item in program.schedule
              for s in (item.body if isinstance(item, Loop) else (item,)) if isinstance(s, Launch) and s.host_call}
     out = []

@@ -26,7 +26,7 @@ or workload. A workload adds its own report sections (layers, placement, notes).
 from __future__ import annotations
 
 import copy
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -48,6 +48,27 @@ def launch_cycles(step: Launch, chip) -> float:
         return assumptions.value(step.host_call) * chip.clock_hz
     return chip.run_launch_cycles
 
+class Touched(NamedTuple):
+    """A superstep whose codelets read a named assumption, behind a barrier, as the run costed it (for
+    the band, :mod:`mimdsim.engine.band`): its compute is its slowest tile per execution."""
+    step: Superstep
+    works: dict
+    iterations: int | None
+    times: int  # executions one cost is charged for (an analytical loop: its count)
+    costs: tuple  # (tiles, cycles) as the run costed it
+
+
+class TouchedRun(NamedTuple):
+    """A barrier-free run of a loop body holding touched supersteps: from the barrier (or launch) before
+    them, every superstep's costs as the run costed them (a local superstep's charge depends on every
+    tile's compute since that barrier), and which supersteps are touched."""
+    body: list
+    costs: list
+    touched: list
+    works: dict
+    iterations: int
+
+
 class WorkSource(Protocol):
     """Where the data-dependent work counts of a run come from (execution- or rate-driven)."""
 
@@ -66,7 +87,7 @@ class _Costs:
 
     def __init__(self, program: Program, source, timeline, record: list | None = None, loop_cycles=None):
         self.program, self.source, self.timeline = program, source, timeline
-        # supersteps whose codelets read a named assumption: (step, works, iterations), for bands
+        # supersteps whose codelets read a named assumption (Touched, TouchedRun), for bands
         self.record, self.touched = record, (assumptions.touched_codelets() if record is not None else frozenset())
         self.times = 1  # executions one compute() call is charged for (an analytical loop: its count)
         self.loop_cycles = loop_cycles
@@ -107,9 +128,14 @@ class _Costs:
         whose result is kept with the program). A codelet's tiles depend on its geometry only, so
         the union of a superstep's tiles and each vertex set's place in it are computed once."""
         out = self._compute(step, works, iterations)
-        if iterations is None and self.touched and any(vs.codelet in self.touched for vs in step.compute):
-            self.record.append((step, works, iterations, self.times, out))  # a loop's: record_segments
+        if iterations is None and self.touches(step):  # a loop's are recorded by record_segments
+            self.record.append(Touched(step, works, iterations, self.times, out))
         return out
+
+    def touches(self, step) -> bool:
+        """Whether ``step`` runs a codelet that reads a named assumption (recorded for the band)."""
+        return bool(self.touched) and not isinstance(step, Launch) and \
+            any(vs.codelet in self.touched for vs in step.compute)
 
     def _compute(self, step: Superstep, works: dict, iterations: int | None):
         done = self.static.get(("step", id(step)))
@@ -277,15 +303,12 @@ class _Costs:
         superstep outside a loop is recorded alone by ``compute`` and re-costed by its slowest tile: exact
         behind a barrier; no program here runs a touched codelet in a barrier-free superstep outside a loop
         (``tests/test_assumptions.py`` checks the band against full re-runs)."""
-        def touched(s):
-            return not isinstance(s, Launch) and any(vs.codelet in self.touched for vs in s.compute)
-
         def local(s):
             return not isinstance(s, Launch) and s.sync == "local" and self.free
 
         j = 0
         while j < len(body):
-            if not touched(body[j]):
+            if not self.touches(body[j]):
                 j += 1
                 continue
             start = j
@@ -296,11 +319,11 @@ class _Costs:
                 end += 1
             seg = range(start, end)
             if end - start == 1 or not any(local(body[i]) for i in seg):
-                self.record.append((body[j], works, iterations, self.times, per_step[j]))
+                self.record.append(Touched(body[j], works, iterations, self.times, per_step[j]))
                 j += 1
                 continue
-            self.record.append(("segment", [body[i] for i in seg], [per_step[i] for i in seg],
-                                [touched(body[i]) for i in seg], works, iterations))
+            self.record.append(TouchedRun([body[i] for i in seg], [per_step[i] for i in seg],
+                                          [self.touches(body[i]) for i in seg], works, iterations))
             j = end
 
     def local_runs(self, body, per_step, iterations: int) -> dict:
