@@ -33,7 +33,8 @@ class Assumption:
     high: float
     unit: str
     target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>" or
-    # "host.<name>" (a framework's host work per call, charged by a Launch whose host_call names it)
+    # "host.<name>" (host time per event: a framework's work per call, a wait on the host; charged by a
+    # Launch whose host_call names it)
     presets: tuple  # the chip or GPU presets whose value this is
     reasoning: str  # why the value, and where the range comes from
     domain: tuple = (0.0, float("inf"))  # what --assume accepts (a sane value, not a plausible one)
@@ -100,7 +101,7 @@ _add("mk1_global_sync_cycles", 600, 400, 800, "cycles", "chip.global_sync_cycles
 _add("mk1_exchange_broadcast_bytes_per_cycle", 8, 4, 8, "B/cycle", "chip.exchange_broadcast_bytes_per_cycle",
      ("ipu-mk1",), "MK1: supertiles exist (IPUM, POPLIBS), 8 B/cycle assumed as on MK2; low: no pair benefit "
      "(the 4 B/cycle receive rate)", domain=(4, 64))
-# ---- host software (kind "host": a framework's host work per call, Launch.host_call) ---------------
+# ---- host (kind "host": host time per event, charged by a Launch whose host_call names it) ------------
 _add("poptorch_call_s", 60e-6, 10e-6, 250e-6, "s", "host.poptorch_call_s", CHIPS,
      "no published per-call figure for PopTorch (none found in its user guide, Graphcore's tutorials or "
      "forums); PopTorch's host work around Engine::run (SDK 2.5: PoplarExecutor.__call__, "
@@ -110,6 +111,16 @@ _add("poptorch_call_s", 60e-6, 10e-6, 250e-6, "s", "host.poptorch_call_s", CHIPS
      "those ATen ops, the copies cold at 10 GB/s (33 us) and the Python call and pybind11 conversion as two "
      "eager-op equivalents (2 x 9 us, benchmarks/eager_host.py); high, the value plus another "
      "run_launch_s-sized (192 us) unknown for PopART's per-run stream and anchor bookkeeping",
+     domain=(0, 1.0))
+_add("host_wait_s", 92e-6, 42e-6, 129e-6, "s", "host.host_wait_s", CHIPS,
+     "the IPU's wait for the host in the Begin and End phases of one stream copy the host has not buffered "
+     "ahead (PopART reconnects its input streams at every run, 'invalidating prefetches'; buffering depth 1). "
+     "Measured by Graphcore on real IPUs, the hardware not named: the lightweight-profiling tutorial "
+     "(graphcore/tutorials @2610c08, tutorials/popvision/lightweight_profiling, Example 3: a 4-byte host-to-IPU "
+     "copy with no prefetch) Begin + End 157,262-171,434 cycles, mean 163,254; PopTorch 2.5.1's user guide "
+     "('Efficient IPU I/O', hostio_optimisation.rst, the profile 'with multibuffering disabled') 82,085 cycles to the "
+     "IPU and at least 78,300 from it (read off the figure). Value: the two host-to-IPU figures' mean, 122,670 "
+     "cycles, at the GC200's clock; low, 78,300 cycles at Bow's 1.85 GHz; high, 171,434 at the GC200's 1.32685 GHz",
      domain=(0, 1.0))
 # ---- codelets (module constants the estimators read through value()) -----------------------------
 _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per listed id",

@@ -93,8 +93,9 @@ class Superstep:
 @dataclass(frozen=True)
 class Launch:
     """The host starts the program: the chip's ``run_launch_cycles`` once, on the host, no sync.
-    With ``host_call`` (the name of a named assumption in seconds, :mod:`mimdsim.assumptions`): the
-    framework's own host work per call instead (e.g. PopTorch's dispatch around the engine run)."""
+    With ``host_call`` (the name of a named assumption in seconds, :mod:`mimdsim.assumptions`): that
+    host time instead, once per execution: a framework's own work per call (PopTorch's dispatch around
+    the engine run) or the chip's wait for the host at a stream copy it has not buffered ahead."""
 
     name: str = "launch"
     phase: str = "io"

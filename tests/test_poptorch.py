@@ -216,6 +216,41 @@ def test_poptorch_call_is_charged_once_per_step_and_moves_the_band():
     assert "poptorch_call_s" not in {d["name"] for d in published.uncertainty["drivers"]}
 
 
+def test_the_chip_waits_for_the_host_at_the_three_unbuffered_stream_copies():
+    """host_wait_s (docs/cost-model.md §7.4): PopART reconnects its input streams at every run, so the data
+    and the labels, each copied just before its first reader, and the Final anchors, copied together at the
+    end, each stall the chip for one wait on the host; the waits move the step by exactly 3 x (high - low),
+    the band's driver equals those full re-runs, and the published op (no PopTorch call) neither reads nor
+    accepts it."""
+    net = mimdsim.Network.build([20, 16, 4], MODELS["leaky"], bias=True)
+    kw = dict(timesteps=3, batch_size=2, activity=0.1, schedule="poptorch", static_input=True)
+    base = mimdsim.simulate(net, "ipu-mk2", **kw).report
+    waits = [n for n in base.steps if n.startswith("io.host_wait.")]
+    order = list(base.steps)
+    assert waits == ["io.host_wait.inputs", "io.host_wait.labels", "io.host_wait.outputs"]
+    assert order.index("io.host_wait.inputs") < order.index("io.inputs") < order.index("fwd.matmul.L1")
+    assert order.index("fwd.neuron.L2") < order.index("io.host_wait.labels") < order.index("loss")
+    assert order.index("update.optimizer") < order.index("io.host_wait.outputs") < order.index("io.outputs")
+    for n in waits:
+        s = base.steps[n]
+        assert s["count"] == 1 and s["host"] == pytest.approx(92e-6 * MK2.clock_hz, rel=1e-12)
+        assert s["compute"] == s["exchange"] == s["sync"] == 0
+    lo = mimdsim.simulate(net, "ipu-mk2", assume={"host_wait_s": 42e-6}, band=False, **kw).report
+    hi = mimdsim.simulate(net, "ipu-mk2", assume={"host_wait_s": 129e-6}, band=False, **kw).report
+    assert hi.seconds_per_step - lo.seconds_per_step == pytest.approx(3 * 87e-6, rel=1e-9)
+    none = mimdsim.simulate(net, "ipu-mk2", assume={"host_wait_s": 0.0}, band=False, **kw).report
+    assert base.seconds_per_step - none.seconds_per_step == pytest.approx(3 * 92e-6, rel=1e-9)
+    d = next(d for d in base.uncertainty["drivers"] if d["name"] == "host_wait_s")
+    assert d["range"] == [42e-6, 129e-6]
+    assert [d["at_low"], d["at_high"]] == pytest.approx([lo.seconds_per_step, hi.seconds_per_step], rel=1e-12)
+    published = dict(timesteps=3, batch_size=2, activity=0.1)
+    small = mimdsim.Network.feedforward([20, 16, 4], max_activity=0.5)
+    assert "host_wait_s" not in {d["name"] for d in mimdsim.simulate(small, "ipu-mk2", **published)
+                                 .report.uncertainty["drivers"]}
+    with pytest.raises(ConfigError, match=r"host_wait_s: this program \(published schedule\)"):
+        mimdsim.simulate(small, "ipu-mk2", assume={"host_wait_s": 50e-6}, **published)
+
+
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
     from mimdsim.kernels.poplin import amp_matmul
     from mimdsim.kernels.popops_map import neuron_map_cycles

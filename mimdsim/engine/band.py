@@ -11,7 +11,8 @@ total is the run's total plus two exact deltas:
   also adds back the compute the run's barrier-free local supersteps overlapped (the engine records it);
 * codelet constants: the recorded supersteps' compute is re-costed from the recorded works
   (max over tiles per iteration, as the engine charges it);
-* a framework's host work per call (kind "host", ``Launch.host_call``): ``(value - used) x calls``.
+* host time per event (kind "host", ``Launch.host_call``: a framework's work per call, a wait on the
+  host at an unbuffered stream copy): ``(value - used) x events``.
 
 Compute, exchange, sync and host of a superstep add, so the two deltas add exactly. No numerics
 run again.
@@ -86,7 +87,7 @@ class Recoster:
         syncs = {k: sum(n for s, n in events if not isinstance(s, Launch) and s.sync == k)
                  for k in ("chip", "global", "local")}
         launches = sum(n for s, n in events if isinstance(s, Launch) and not s.host_call)
-        calls: dict = {}  # a framework's host work per call (Launch.host_call): assumption -> count
+        calls: dict = {}  # host time per event (Launch.host_call): assumption -> count
         for s, n in events:
             if isinstance(s, Launch) and s.host_call:
                 calls[s.host_call] = calls.get(s.host_call, 0) + n

@@ -10,7 +10,8 @@ supersteps after the last barrier costs max over tiles(their summed compute), an
 what it adds to that maximum (layers' local programs on disjoint tiles overlap). A run is cut at a
 loop's iteration boundary and at a launch, where the model charges the slowest tile.
     launch           = the chip's run_launch_cycles    (host, once where the program says)
-                       or a framework's host work per call (``Launch.host_call``, a named assumption)
+                       or a named host time (``Launch.host_call``: a framework's work per call,
+                       a wait on the host at an unbuffered stream copy)
 
 Exchanges are static (compiled at fixed sizes), so their cost is computed once per
 superstep; so is the compute of static codelets. The rest depends on the source's work
@@ -42,8 +43,8 @@ from .fabric import exchange_phase, sync_cost, traffic
 
 
 def launch_cycles(step: Launch, chip) -> float:
-    """A launch's host cycles: the engine run (the chip's ``run_launch_cycles``), or a framework's
-    host work per call (``host_call``: a named assumption in seconds)."""
+    """A launch's host cycles: the engine run (the chip's ``run_launch_cycles``), or the named host
+    time ``host_call`` (an assumption in seconds: a framework's work per call, a wait on the host)."""
     if step.host_call:
         return assumptions.value(step.host_call) * chip.clock_hz
     return chip.run_launch_cycles

@@ -26,7 +26,9 @@ Then ``update.optimizer`` (the gradient to the weights' tiles, the optimizer the
 ``io.outputs`` (the output record and the loss to the host). ``io.inputs`` first streams
 every step's inputs and the labels from the host, after the ``Launch`` of the call: PopTorch's
 default options run one training step per host call (``deviceIterations`` 1), and the
-study's throughput is batch / wall time of that call.
+study's throughput is batch / wall time of that call. Three ``io.host_wait.*`` launches charge the
+chip's waits for the host at the stream copies nothing buffered ahead (the data, the labels, the
+outputs; the named assumption ``host_wait_s``).
 
 Every matmul is planned by :func:`~.matmul_plan.plan_matmul` on the tiles of one chip (the
 study ran one IPU; further chips are not used). The numerics are the zoo's, exactly: the
@@ -458,6 +460,13 @@ def lower(low: LayerContext, static_input: bool = False):
     # the call: Poplar's engine run (the chip's run_launch_s) and PopTorch's own host work around it
     # (poptorch_call_s: Python dispatch, the ATen ops and stream copies of PoplarExecutable::run, PopART's run)
     call = Launch("poptorch.call", host_call="poptorch_call_s")
-    schedule = [*map(local, [Launch(), call, inputs, forward, loss, loss_back, backward,
-                             Superstep("update.optimizer", "update", opt, moves, low.sync), outputs])]
+    # the chip's waits for the host at the stream copies the host has not buffered ahead (host_wait_s): PopART
+    # reconnects the input streams at every run, "invalidating prefetches" (popart sdk/poplar/2.5.1
+    # devicex.cpp Devicex::run -> reconnectInputStreams), and copies each as late as possible
+    # (irlowering.cpp fromHostTask, groupHostSync false): the data before the first matmul, the labels before
+    # the loss; the Final anchors leave together in toHostFinalCopyFragment (popprograms.cpp), one wait
+    wait = lambda what: Launch(f"io.host_wait.{what}", host_call="host_wait_s")  # noqa: E731
+    schedule = [*map(local, [Launch(), call, wait("inputs"), inputs, forward, wait("labels"), loss, loss_back,
+                             backward, Superstep("update.optimizer", "update", opt, moves, low.sync),
+                             wait("outputs"), outputs])]
     return tensors, schedule, loss_tile, tuple(plans)
