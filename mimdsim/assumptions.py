@@ -81,14 +81,20 @@ _add("local_sync_cycles", 0, 0, 126, "cycles", "chip.local_sync_cycles", CHIPS,
      "no overlap of the layers' local programs (SDK 2.6, which the study ran, is not directly checked)",
      domain=(0, 1e5))
 _add("host_latency_s", 1.5e-6, 0.5e-6, 5e-6, "s", "chip.host_latency_s", CHIPS,
-     "stream setup inside a step: low, one posted PCIe write and a DMA descriptor (~0.5 us); high, a host "
-     "round trip with a sync (~5 us, below TRACKR's 192 us per-run launch, which is not per stream)", domain=(0, 1e-3))
+     "stream setup inside a step, the fixed part of a copy's transfer (its Mid phase): low, one posted PCIe write "
+     "and a DMA descriptor (~0.5 us); high, ~5 us of setup through the IPU-M2000's gateway buffer (a wait for the "
+     "host is not in it: that is host_wait_s, 42-129 us, charged where nothing is buffered ahead). Graphcore's "
+     "lightweight-profiling tutorial (graphcore/tutorials @2610c08, Example 3) measured the Mid of a 4-byte copy at "
+     "1,491-1,771 cycles on an unnamed IPU, 0.8-1.3 us at 1.85-1.33 GHz: inside the range, below the value, which "
+     "predates it and is kept (a stream's charge would fall by at most 0.7 us)", domain=(0, 1e-3))
 _add("link_latency_s", 1e-6, 0.5e-6, 7.7e-6, "s", "chip.link_latency_s", CHIPS,
      "one-way IPU-Link latency: low, a SerDes hop (~0.5 us); high, CIT's 4-7.7x higher latency under congestion "
      "x 1 us", domain=(0, 1e-3))
 _add("run_launch_s", 192e-6, 50e-6, 192e-6, "s", "chip.run_launch_s", ("ipu-mk2", "bow"),
-     "MK2/Bow: MK1's TRACKR intercept (192 us), an upper bound (it holds per-vertex work too); low: a PCIe "
-     "doorbell and two host syncs (tens of us)", domain=(0, 1.0))
+     "MK2/Bow: MK1's TRACKR intercept (192 us), an upper bound (it holds per-vertex work too); low: the run's "
+     "start, two control stream copies of which at least one waits for the host (Graphcore's lightweight-"
+     "profiling tutorial: 'always present at the beginning of a run'), at host_wait_s's low end (42 us), and a "
+     "few us of Poplar's host work", domain=(0, 1.0))
 _add("mk1_exchange_latency_cycles", 98, 90, 98, "cycles", "chip.exchange_latency_cycles", ("ipu-mk1",),
      "MK1: the C600 figure 52 + 2 x 23 rows; with MK1's 19 rows of 64 tiles it would be 52 + 2 x 19 = 90",
      domain=(0, 1e5))
@@ -110,17 +116,19 @@ _add("poptorch_call_s", 60e-6, 10e-6, 250e-6, "s", "host.poptorch_call_s", CHIPS
      "at::empty, 4 us; the stream copies of 328,704 B in cache, 4.5 us) plus ~2 us of Python; value, "
      "those ATen ops, the copies cold at 10 GB/s (33 us) and the Python call and pybind11 conversion as two "
      "eager-op equivalents (2 x 9 us, benchmarks/eager_host.py); high, the value plus another "
-     "run_launch_s-sized (192 us) unknown for PopART's per-run stream and anchor bookkeeping",
+     "run_launch_s-sized (192 us) unknown for PopART's per-run host bookkeeping (reconnecting the streams, the "
+     "step IO and anchors; the chip's waits for the host are host_wait_s)",
      domain=(0, 1.0))
 _add("host_wait_s", 92e-6, 42e-6, 129e-6, "s", "host.host_wait_s", CHIPS,
      "the IPU's wait for the host in the Begin and End phases of one stream copy the host has not buffered "
-     "ahead (PopART reconnects its input streams at every run, 'invalidating prefetches'; buffering depth 1). "
+     "ahead (buffering depth 1, PopART's default; it also reconnects its input streams at every run, 'invalidating "
+     "prefetches'). "
      "Measured by Graphcore on real IPUs, the hardware not named: the lightweight-profiling tutorial "
      "(graphcore/tutorials @2610c08, tutorials/popvision/lightweight_profiling, Example 3: a 4-byte host-to-IPU "
      "copy with no prefetch) Begin + End 157,262-171,434 cycles, mean 163,254; PopTorch 2.5.1's user guide "
      "('Efficient IPU I/O', hostio_optimisation.rst, the profile 'with multibuffering disabled') 82,085 cycles to the "
-     "IPU and at least 78,300 from it (read off the figure). Value: the two host-to-IPU figures' mean, 122,670 "
-     "cycles, at the GC200's clock; low, 78,300 cycles at Bow's 1.85 GHz; high, 171,434 at the GC200's 1.32685 GHz",
+     "IPU and at least 78,253 from it (read off the figure). Value: the two host-to-IPU figures' mean, 122,670 "
+     "cycles, at the GC200's clock; low, 78,253 cycles at Bow's 1.85 GHz; high, 171,434 at the GC200's 1.32685 GHz",
      domain=(0, 1.0))
 # ---- codelets (module constants the estimators read through value()) -----------------------------
 _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per listed id",

@@ -240,6 +240,9 @@ def test_the_chip_waits_for_the_host_at_the_three_unbuffered_stream_copies():
     assert hi.seconds_per_step - lo.seconds_per_step == pytest.approx(3 * 87e-6, rel=1e-9)
     none = mimdsim.simulate(net, "ipu-mk2", assume={"host_wait_s": 0.0}, band=False, **kw).report
     assert base.seconds_per_step - none.seconds_per_step == pytest.approx(3 * 92e-6, rel=1e-9)
+    # the waits cost host time and nothing else: every other superstep is charged as without them
+    assert {n: s for n, s in base.steps.items() if n not in waits} == \
+        {n: s for n, s in none.steps.items() if n not in waits}
     d = next(d for d in base.uncertainty["drivers"] if d["name"] == "host_wait_s")
     assert d["range"] == [42e-6, 129e-6]
     assert [d["at_low"], d["at_high"]] == pytest.approx([lo.seconds_per_step, hi.seconds_per_step], rel=1e-12)

@@ -460,11 +460,12 @@ def lower(low: LayerContext, static_input: bool = False):
     # the call: Poplar's engine run (the chip's run_launch_s) and PopTorch's own host work around it
     # (poptorch_call_s: Python dispatch, the ATen ops and stream copies of PoplarExecutable::run, PopART's run)
     call = Launch("poptorch.call", host_call="poptorch_call_s")
-    # the chip's waits for the host at the stream copies the host has not buffered ahead (host_wait_s): PopART
-    # reconnects the input streams at every run, "invalidating prefetches" (popart sdk/poplar/2.5.1
-    # devicex.cpp Devicex::run -> reconnectInputStreams), and copies each as late as possible
+    # the chip's waits for the host at the stream copies nothing buffered ahead (host_wait_s; buffering depth 1,
+    # and PopART reconnects the input streams at every run, "invalidating prefetches": popart sdk/poplar/2.5.1
+    # devicex.cpp Devicex::run -> reconnectInputStreams). Each input is copied as late as possible
     # (irlowering.cpp fromHostTask, groupHostSync false): the data before the first matmul, the labels before
-    # the loss; the Final anchors leave together in toHostFinalCopyFragment (popprograms.cpp), one wait
+    # the loss (their 512 B still travel in io.inputs); the Final anchors leave one after the other in
+    # toHostFinalCopyFragment (popprograms.cpp), merged by Poplar into one copy: one wait
     wait = lambda what: Launch(f"io.host_wait.{what}", host_call="host_wait_s")  # noqa: E731
     schedule = [*map(local, [Launch(), call, wait("inputs"), inputs, forward, wait("labels"), loss, loss_back,
                              backward, Superstep("update.optimizer", "update", opt, moves, low.sync),
