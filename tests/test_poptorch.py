@@ -254,6 +254,29 @@ def test_the_chip_waits_for_the_host_at_the_three_unbuffered_stream_copies():
         mimdsim.simulate(small, "ipu-mk2", assume={"host_wait_s": 50e-6}, **published)
 
 
+def test_outlined_calls_copy_the_weights_in_and_the_gradient_partials_out_every_step():
+    """PopART's outlining with aliasZeroCopy off (docs/cost-model.md §7.4): each forward step's call copies
+    the layer's weights in, each backward step's copies the weight gradient's partial out, on their own
+    tiles (popops.copy, the one-slice DynamicSlice1D estimate). L1.fc is split 1 x 3 x 1: weight blocks of
+    8, 8 and 4 rows of 16 on its three tiles; the busiest copies 128 floats:
+    11 + 1 + 6 + 1 + 6 + 6 x (35 + 24 + 2 x (ceil(128 / 6) // 2)) = 511 cycles a step."""
+    net = mimdsim.Network.build([20, 16, 4], MODELS["leaky"], bias=True)
+    kw = dict(timesteps=3, batch_size=2, activity=0.1, schedule="poptorch", static_input=True)
+    run = mimdsim.simulate(net, "ipu-mk2", **kw)
+    r = run.report
+    plan = {p["matmul"]: p for p in r.placement["matmul_plan"]}
+    assert plan["L1.fc"]["split"] == [1, 3, 1] and plan["L1.fc"]["block"] == [2, 8, 16]
+    fwd = r.steps["fwd.call_copies.L1"]
+    assert fwd["count"] == 3 and fwd["compute"] == 3 * (25 + 6 * (59 + 2 * (-(-128 // 6) // 2))) == 1533
+    assert fwd["exchange"] == fwd["sync"] == 0  # the clone lies on the tensor's own tiles
+    assert r.steps["bwd.call_copies.L1"]["count"] == 3
+    # the T partials of each weight gradient stay until PopART's one SumOp (decomposeGradSum false)
+    parts = [t for t in run.program.tensors if t.name.endswith("wgrad_partials")]
+    assert {t.name for t in parts} == {"L1.fc.wgrad_partials", "L2.fc.wgrad_partials"}
+    l1 = next(t for t in parts if t.name.startswith("L1"))
+    assert int(np.sum(l1.nbytes)) == 3 * 20 * 16 * 4  # T x the whole gradient, fp32, over the plan's tiles
+
+
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
     from mimdsim.kernels.poplin import amp_matmul
     from mimdsim.kernels.popops_map import neuron_map_cycles

@@ -68,12 +68,20 @@ LEAKY_BACKWARD_OPS = (("map", 4), ("tensor", 0), ("scalar", 0))
 # popart sdk/poplar/2.5.1 willow/include/popart/op/add.hpp), one popops::reduce in two stages (bias_reduction)
 FWD_KINDS = FWD_KINDS[:-1] + (("bias", "bias", "x_bias"), ) + FWD_KINDS[-1:]
 FWD_KINDS = FWD_KINDS + tuple((f"neuron.op{i}", f"neuron{i}", None) for i in range(1, len(LEAKY_FORWARD_OPS)))
+# PopART outlines each timestep's ops into subgraphs called once per step (enableOutlining, on by default; every
+# kept subgraph holds a matmul, popart sdk/poplar/2.5.1 willow/src/transforms/subgraphoutline.cpp), and with
+# aliasZeroCopy off a call copies its inputs in and its outputs out by value (willow/src/popx/op/callx.cpp
+# copyInput, copyOutput) into clones of the caller's tensors (inittensor.cpp InitTensorCloning): on each
+# tile. Counted: the weights into the forward step's subgraph, each weight gradient's partial out of the
+# backward step's (docs/cost-model.md §7.4)
+FWD_KINDS = (("call_copies", "callcp", None), ) + FWD_KINDS
 BWD_KINDS = (("neuron", "neuron", "x_neuron"), ) + tuple((f"neuron.op{i}", f"neuron{i}", None)
                                                         for i in range(1, len(LEAKY_BACKWARD_OPS))) + (
              ("bgrad", "bg", "x_bg"), ("bgreduce", "bgred", "x_bgred"),
              ("wgrad", "wg", "x_wg"), ("wreduce", "wred", "x_wred"),
              ("rwgrad", "rwg", "x_rwg"), ("rwreduce", "rwred", "x_rwred"), ("igrad", "ig", "x_ig"),
-             ("ireduce", "ired", "x_ired"), ("rigrad", "rig", "x_rig"), ("rireduce", "rired", "x_rired"))
+             ("ireduce", "ired", "x_ired"), ("rigrad", "rig", "x_rig"), ("rireduce", "rired", "x_rired"),
+             ("call_copies", "callcp", None))
 
 
 def check_dense(sizes, capacities) -> None:
@@ -129,6 +137,11 @@ class MatmulLowering:
                               dict(elements=out_tile, form="tensor", in_place=True, dtype_bytes=F32))]
         return []
 
+    @property
+    def share(self) -> np.ndarray:
+        """Each tile's share of the outputs once the pK partials are reduced."""
+        return -(-(self.m * self.n) // self.p.pK)
+
     def operands(self, name, rhs_resident: bool) -> list[Transfer]:
         """The lhs block (iM, iK) multicast to the pN tiles that use it; the rhs block (iK, iN) to
         the pM tiles that use it, or only to the pM - 1 that do not hold it when it is resident."""
@@ -157,8 +170,7 @@ class MatmulLowering:
         partials (poplin's reduction, ConvReduce.cpp, costed by estimateConvReduceCycles);
         ``accumulate``: then adds its share into the gradient accumulator (PopART's gradient sum
         over the steps: popops addInPlace, BinaryOp1DInPlace). Returns (transfers, vertex sets)."""
-        pK = self.p.pK
-        share = -(-(self.m * self.n) // pK)
+        pK, share = self.p.pK, self.share
         acc = [VertexSet("popops.binary_op", layer, self.tiles,
                          dict(elements=share, form="tensor", in_place=True, dtype_bytes=F32))] if accumulate else []
         if pK == 1:
@@ -415,6 +427,17 @@ def lower(low: LayerContext, static_input: bool = False):
             if low.optimizer == "adam":
                 alloc(f"L{l}.recurrent_adam_moments", "optimizer", rm.tiles[rhome],
                       2 * rm.k[rhome] * rm.n[rhome] * e, l)
+        # outlining's copies (FWD_KINDS): the weights into every forward step's call, each weight gradient's
+        # partial out of every backward step's; PopART keeps the T partials for one SumOp (decomposeGradSum
+        # false, willow/src/transforms/autodiff/gradgrowersumop.cpp)
+        fwd["callcp"][l].append(VertexSet("popops.copy", l, mm.tiles[home],
+                                          dict(elements=mm.k[home] * mm.n[home], dtype_bytes=e)))
+        if a2a:
+            fwd["callcp"][l].append(VertexSet("popops.copy", l, rm.tiles[rhome],
+                                              dict(elements=rm.k[rhome] * rm.n[rhome], dtype_bytes=e)))
+        for g in grads:
+            bwd["callcp"][l].append(VertexSet("popops.copy", l, g.tiles, dict(elements=g.share, dtype_bytes=F32)))
+            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_partials", "gradients", g.tiles, T * g.share * F32, l)
         # PopART keeps every forward activation the backward reads: the layer's input and its
         # state histories per step, on their linear mappings
         steps_kept = 1 if (static_input and l == 1) else T  # one input tensor serves every step
