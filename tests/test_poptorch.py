@@ -254,27 +254,41 @@ def test_the_chip_waits_for_the_host_at_the_three_unbuffered_stream_copies():
         mimdsim.simulate(small, "ipu-mk2", assume={"host_wait_s": 50e-6}, **published)
 
 
-def test_outlined_calls_copy_the_weights_in_and_the_gradient_partials_out_every_step():
+def test_outlined_calls_copy_their_inputs_in_and_outputs_out_every_step():
     """PopART's outlining with aliasZeroCopy off (docs/cost-model.md §7.4): each forward step's call copies
-    the layer's weights in, each backward step's copies the weight gradient's partial out, on their own
-    tiles (popops.copy, the one-slice DynamicSlice1D estimate). L1.fc is split 1 x 3 x 1: weight blocks of
-    8, 8 and 4 rows of 16 on its three tiles; the busiest copies 128 floats:
-    11 + 1 + 6 + 1 + 6 + 6 x (35 + 24 + 2 x (ceil(128 / 6) // 2)) = 511 cycles a step."""
+    the layer's weights, input and bias in and its current out; each backward step's copies the input and
+    dL/dI in (and the weights for an input gradient) and the weight gradient's partial, the bias gradient's
+    and the input gradient out; each on the tensor's own tiles (popops.copy, the one-slice DynamicSlice1D
+    estimate). L1.fc is split 1 x 3 x 1: weight blocks of 8, 8 and 4 rows of 16 on tiles 0-2; tile 0 also
+    holds one element of the input (40 over the chip), the bias (16) and the current (32), so a step costs it
+    11 + 1 + 6 + 1 + 6 + 6 x (35 + 24 + 2 x (ceil(128 / 6) // 2)) = 511 for the weights and 25 + 6 x 59 = 379
+    for each single element."""
     net = mimdsim.Network.build([20, 16, 4], MODELS["leaky"], bias=True)
     kw = dict(timesteps=3, batch_size=2, activity=0.1, schedule="poptorch", static_input=True)
     run = mimdsim.simulate(net, "ipu-mk2", **kw)
     r = run.report
     plan = {p["matmul"]: p for p in r.placement["matmul_plan"]}
     assert plan["L1.fc"]["split"] == [1, 3, 1] and plan["L1.fc"]["block"] == [2, 8, 16]
+    steps = {s.name: s for s in run.program.supersteps()}
+    sizes = lambda name: [int(np.sum(vs.geometry["elements"])) for vs in steps[name].compute]  # noqa: E731
+    assert sizes("fwd.call_copies.L1") == [20 * 16, 2 * 20, 16, 2 * 16]  # W1, x, b1 in; the current out
+    assert sizes("bwd.call_copies.L1") == [20 * 16, 2 * 20, 2 * 16, 16]  # dW1 out; x, dI in; db1 out
+    assert sizes("bwd.call_copies.L2") == [16 * 4, 16 * 4, 2 * 16, 2 * 4, 4, 2 * 16]  # + W2 in, dS1 out
     fwd = r.steps["fwd.call_copies.L1"]
-    assert fwd["count"] == 3 and fwd["compute"] == 3 * (25 + 6 * (59 + 2 * (-(-128 // 6) // 2))) == 1533
+    assert fwd["count"] == 3 and fwd["compute"] == 3 * (25 + 6 * (59 + 2 * (-(-128 // 6) // 2)) + 3 * 379) == 4944
     assert fwd["exchange"] == fwd["sync"] == 0  # the clone lies on the tensor's own tiles
     assert r.steps["bwd.call_copies.L1"]["count"] == 3
-    # the T partials of each weight gradient stay until PopART's one SumOp (decomposeGradSum false)
-    parts = [t for t in run.program.tensors if t.name.endswith("wgrad_partials")]
-    assert {t.name for t in parts} == {"L1.fc.wgrad_partials", "L2.fc.wgrad_partials"}
-    l1 = next(t for t in parts if t.name.startswith("L1"))
-    assert int(np.sum(l1.nbytes)) == 3 * 20 * 16 * 4  # T x the whole gradient, fp32, over the plan's tiles
+    # the T partials of each weight gradient stay until PopART's one SumOp (decomposeGradSum false), at the
+    # weight's type
+    parts = {t.name: int(np.sum(t.nbytes)) for t in run.program.tensors if t.name.endswith("wgrad_partials")}
+    assert parts == {"L1.fc.wgrad_partials": 3 * 20 * 16 * 4, "L2.fc.wgrad_partials": 3 * 16 * 4 * 4}
+    half = mimdsim.simulate(net, "ipu-mk2", precision="fp16", **kw).program.tensors
+    assert {t.name: int(np.sum(t.nbytes)) for t in half if t.name == "L1.fc.wgrad_partials"} == \
+        {"L1.fc.wgrad_partials": 3 * 20 * 16 * 2}
+    # one timestep repeats nothing: nothing is outlined, no SumOp
+    one = mimdsim.simulate(net, "ipu-mk2", **{**kw, "timesteps": 1})
+    assert not [n for n in one.report.steps if "call_copies" in n]
+    assert not [t for t in one.program.tensors if t.name.endswith("partials")]
 
 
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():

@@ -105,9 +105,11 @@ class MatmulLowering:
         self.iM, self.iK, self.iN = iM, iK, iN
         self.tiles = (base + np.arange(plan.tiles)) % n_tiles
         self.m = block_sizes(plan.M, pM, plan.m)[iM]
-        # blocks of one serial iteration: the tile's parallel block cut in sK (sN) slices
-        self.k = -(-block_sizes(plan.K, pK, min(plan.k * plan.sK, plan.K))[iK] // plan.sK)
-        self.n = -(-block_sizes(plan.N, pN, min(plan.n * plan.sN, plan.N))[iN] // plan.sN)
+        # the tile's parallel block over every serial iteration, and one iteration's: cut in sK (sN) slices
+        self.k_all = block_sizes(plan.K, pK, min(plan.k * plan.sK, plan.K))[iK]
+        self.n_all = block_sizes(plan.N, pN, min(plan.n * plan.sN, plan.N))[iN]
+        self.k = -(-self.k_all // plan.sK)
+        self.n = -(-self.n_all // plan.sN)
         self.base, self.T = base, n_tiles  # message sources are spread over the chip from ``base``
 
     def serial_slices(self, layer) -> list[VertexSet]:
@@ -139,8 +141,13 @@ class MatmulLowering:
 
     @property
     def share(self) -> np.ndarray:
-        """Each tile's share of the outputs once the pK partials are reduced."""
+        """Each tile's share of one serial iteration's outputs once the pK partials are reduced."""
         return -(-(self.m * self.n) // self.p.pK)
+
+    @property
+    def share_all(self) -> np.ndarray:
+        """Each tile's share of the whole output (every serial iteration), reduced."""
+        return -(-(self.m * self.n_all) // self.p.pK)
 
     def operands(self, name, rhs_resident: bool) -> list[Transfer]:
         """The lhs block (iM, iK) multicast to the pN tiles that use it; the rhs block (iK, iN) to
@@ -416,28 +423,43 @@ def lower(low: LayerContext, static_input: bool = False):
             planned(bwd, "ig", "ired", l, f"L{l}.fc.igrad", B, n, n_in, role="input_grad", source="input")
         # ---- memory: weights on the forward plan's home tiles, gradients where they accumulate
         home = mm.iM == 0
-        alloc(f"L{l}.weights", "weights", mm.tiles[home], mm.k[home] * mm.n[home] * e, l)
+        w_block = mm.k_all[home] * mm.n_all[home]  # every serial iteration's slice of the tile's block
+        alloc(f"L{l}.weights", "weights", mm.tiles[home], w_block * e, l)
         if low.optimizer == "adam":
-            alloc(f"L{l}.adam_moments", "optimizer", mm.tiles[home], 2 * mm.k[home] * mm.n[home] * e, l)
-        for g in grads:
-            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.m * g.n * F32, l)
+            alloc(f"L{l}.adam_moments", "optimizer", mm.tiles[home], 2 * w_block * e, l)
+        for g in grads:  # the gradient (PopART's SumOp output): the tile's share of the reduced outputs
+            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.share_all * F32, l)
         if a2a:
             rhome = rm.iM == 0
-            alloc(f"L{l}.recurrent_weights", "weights", rm.tiles[rhome], rm.k[rhome] * rm.n[rhome] * e, l)
+            rw_block = rm.k_all[rhome] * rm.n_all[rhome]
+            alloc(f"L{l}.recurrent_weights", "weights", rm.tiles[rhome], rw_block * e, l)
             if low.optimizer == "adam":
-                alloc(f"L{l}.recurrent_adam_moments", "optimizer", rm.tiles[rhome],
-                      2 * rm.k[rhome] * rm.n[rhome] * e, l)
-        # outlining's copies (FWD_KINDS): the weights into every forward step's call, each weight gradient's
-        # partial out of every backward step's; PopART keeps the T partials for one SumOp (decomposeGradSum
-        # false, willow/src/transforms/autodiff/gradgrowersumop.cpp)
-        fwd["callcp"][l].append(VertexSet("popops.copy", l, mm.tiles[home],
-                                          dict(elements=mm.k[home] * mm.n[home], dtype_bytes=e)))
-        if a2a:
-            fwd["callcp"][l].append(VertexSet("popops.copy", l, rm.tiles[rhome],
-                                              dict(elements=rm.k[rhome] * rm.n[rhome], dtype_bytes=e)))
-        for g in grads:
-            bwd["callcp"][l].append(VertexSet("popops.copy", l, g.tiles, dict(elements=g.share, dtype_bytes=F32)))
-            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_partials", "gradients", g.tiles, T * g.share * F32, l)
+                alloc(f"L{l}.recurrent_adam_moments", "optimizer", rm.tiles[rhome], 2 * rw_block * e, l)
+        if T > 1:  # one step repeats nothing: no subgraph, no SumOp
+            # outlining's copies (FWD_KINDS): into each forward step's call the weights, the layer's input and
+            # the bias, out of it the current; into each backward step's the input and dL/dI (and the weights
+            # for an input gradient), out of it the weight gradient's partial (at the weight's type, PopART's
+            # MatMulRhsGradOp), the bias gradient's and the input gradient. The T partials stay for one SumOp
+            # (decomposeGradSum false, willow/src/transforms/autodiff/gradgrowersumop.cpp)
+            def linear(*totals):  # tensors on their linear mappings over the chip, one copy each
+                return [VertexSet("popops.copy", l, all_tiles[hit], dict(elements=per[hit], dtype_bytes=e))
+                        for per in (spread(x, NT) for x in totals if x) for hit in (np.flatnonzero(per),)]
+            bias = n if st.bias[l - 1] else 0
+            fwd["callcp"][l] += [VertexSet("popops.copy", l, mm.tiles[home], dict(elements=w_block, dtype_bytes=e))]
+            if a2a:
+                fwd["callcp"][l].append(VertexSet("popops.copy", l, rm.tiles[rhome],
+                                                  dict(elements=rw_block, dtype_bytes=e)))
+            fwd["callcp"][l] += linear(B * n_in, bias, B * n)
+            if l > 1:
+                bwd["callcp"][l].append(VertexSet("popops.copy", l, mm.tiles[home], dict(elements=w_block,
+                                                                                         dtype_bytes=e)))
+            if a2a:  # the recurrent input gradient reads V
+                bwd["callcp"][l].append(VertexSet("popops.copy", l, rm.tiles[rhome], dict(elements=rw_block,
+                                                                                          dtype_bytes=e)))
+            for g in grads:
+                bwd["callcp"][l].append(VertexSet("popops.copy", l, g.tiles, dict(elements=g.share_all, dtype_bytes=e)))
+                alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_partials", "gradients", g.tiles, T * g.share_all * e, l)
+            bwd["callcp"][l] += linear(B * n_in, B * n, bias, B * n_in if l > 1 else 0)
         # PopART keeps every forward activation the backward reads: the layer's input and its
         # state histories per step, on their linear mappings
         steps_kept = 1 if (static_input and l == 1) else T  # one input tensor serves every step
