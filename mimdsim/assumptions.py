@@ -128,7 +128,8 @@ _add("host_wait_s", 92e-6, 42e-6, 129e-6, "s", "host.host_wait_s", CHIPS,
      "copy with no prefetch) Begin + End 157,262-171,434 cycles, mean 163,254; PopTorch 2.5.1's user guide "
      "('Efficient IPU I/O', hostio_optimisation.rst, the profile 'with multibuffering disabled') 82,085 cycles to the "
      "IPU and at least 78,253 from it (read off the figure). Value: the two host-to-IPU figures' mean, 122,670 "
-     "cycles, at the GC200's clock; low, 78,253 cycles at Bow's 1.85 GHz; high, 171,434 at the GC200's 1.32685 GHz",
+     "cycles, at the GC200's clock (92.45 us, rounded); low, 78,253 cycles at Bow's 1.85 GHz; high, 171,434 at the "
+     "GC200's 1.32685 GHz. ipu-mk1 (a PCIe card) takes the same entry: no MK1 profile was found",
      domain=(0, 1.0))
 # ---- codelets (module constants the estimators read through value()) -----------------------------
 _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per listed id",

@@ -92,10 +92,11 @@ class Superstep:
 
 @dataclass(frozen=True)
 class Launch:
-    """The host starts the program: the chip's ``run_launch_cycles`` once, on the host, no sync.
-    With ``host_call`` (the name of a named assumption in seconds, :mod:`mimdsim.assumptions`): that
-    host time instead, once per execution: a framework's own work per call (PopTorch's dispatch around
-    the engine run) or the chip's wait for the host at a stream copy it has not buffered ahead."""
+    """Time the chip spends on the host, no sync: by default the host starting the program (the chip's
+    ``run_launch_cycles``). With ``host_call`` (the name of a named assumption in seconds,
+    :mod:`mimdsim.assumptions`): that host time instead, once per execution: a framework's own work per
+    call (PopTorch's dispatch around the engine run), or, mid-program, the chip waiting for the host at a
+    stream copy whose data nothing buffered ahead."""
 
     name: str = "launch"
     phase: str = "io"

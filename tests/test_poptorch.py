@@ -217,9 +217,9 @@ def test_poptorch_call_is_charged_once_per_step_and_moves_the_band():
 
 
 def test_the_chip_waits_for_the_host_at_the_three_unbuffered_stream_copies():
-    """host_wait_s (docs/cost-model.md §7.4): PopART reconnects its input streams at every run, so the data
-    and the labels, each copied just before its first reader, and the Final anchors, copied together at the
-    end, each stall the chip for one wait on the host; the waits move the step by exactly 3 x (high - low),
+    """host_wait_s (docs/cost-model.md §7.4): at buffering depth 1, with PopART's input streams reconnected
+    at every run, the data and the labels, each copied just before its first reader, and the Final anchors,
+    copied together at the end, each stall the chip for one wait on the host; the waits move the step by exactly 3 x (high - low),
     the band's driver equals those full re-runs, and the published op (no PopTorch call) neither reads nor
     accepts it."""
     net = mimdsim.Network.build([20, 16, 4], MODELS["leaky"], bias=True)
@@ -289,6 +289,33 @@ def test_outlined_calls_copy_their_inputs_in_and_outputs_out_every_step():
     one = mimdsim.simulate(net, "ipu-mk2", **{**kw, "timesteps": 1})
     assert not [n for n in one.report.steps if "call_copies" in n]
     assert not [t for t in one.program.tensors if t.name.endswith("partials")]
+
+
+def test_resident_blocks_cover_every_serial_iteration():
+    """[2048 x 512] . [512 x 8192] fp32 on a GC200 is split 7 x 4 x 52 with 5 serial output-channel
+    iterations: the weights' home blocks (held, and copied into each outlined call, whole) add up to the
+    weight matrix and the reduced shares (the gradient, its partials) to the output, not one iteration's."""
+    from mimdsim.workloads.snn.programs.poptorch import MatmulLowering
+    p = plan_matmul("w", 2048, 512, 8192, MK2, "fp32", tiles=MK2.tiles, fc_pass=True)
+    assert (p.pM, p.pK, p.pN, p.sK, p.sN) == (7, 4, 52, 1, 5)
+    low = MatmulLowering(p, 0, MK2.tiles)
+    home = low.iM == 0
+    assert int(np.sum(low.k_all[home] * low.n_all[home])) == 512 * 8192
+    assert int(np.sum(low.share_all)) == 2048 * 8192
+    assert int(np.sum(low.share)) < 2048 * 8192 / 4  # one iteration's share is a fifth of it
+
+
+def test_all_to_all_recurrence_copies_v_into_both_calls():
+    net = mimdsim.Network.build([12, 8, 4], MODELS["rleaky-all-to-all"], bias=True)
+    run = mimdsim.simulate(net, "ipu-mk2", timesteps=3, batch_size=2, activity=0.1, schedule="poptorch",
+                           static_input=True)
+    plan = {p["matmul"]: p for p in run.report.placement["matmul_plan"]}
+    steps = {s.name: s for s in run.program.supersteps()}
+    sizes = lambda name: [int(np.sum(vs.geometry["elements"])) for vs in steps[name].compute]  # noqa: E731
+    assert "L1.recurrent" in plan
+    # forward: W1, V1, then the input, bias and current; backward: V1 for dS[t-1], dW1 and dV1 partials, ...
+    assert sizes("fwd.call_copies.L1")[:2] == [12 * 8, 8 * 8]
+    assert sizes("bwd.call_copies.L1")[:3] == [8 * 8, 12 * 8, 8 * 8]
 
 
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():

@@ -5,6 +5,8 @@ unrolled graph, one step per host call.
 
 Per forward step, per layer (in layer order with delay 0, all layers together with delay 1):
 
+* ``fwd.call_copies``  PopART's outlined call of the step: its inputs (weights, the layer's input, the
+                  bias) copied in and its output copied out by value, on their tiles (``popops.copy``).
 * ``fwd.matmul``  exchange: the input's operand blocks (and the weight blocks a batch split
                   copies) to the plan's tiles; compute: ``poplin.matmul`` (the AMP vertex).
 * ``fwd.reduce``  when the plan splits the fan-in: partial sums to their reducing tiles;
@@ -20,7 +22,9 @@ Then ``loss`` and ``loss.grad``; per backward step, per layer in reverse:
 * ``bwd.wgrad`` (+ ``bwd.wreduce``)  dW += X^T dI: ``[n_in x B] . [B x n]``, accumulating;
 * ``bwd.rwgrad`` (+ ``bwd.rwreduce``)  dV += S[t-1]^T dI (all-to-all);
 * ``bwd.igrad`` (+ ``bwd.ireduce``)  dS_in = dI W^T: ``[B x n] . [n x n_in]`` (layers > 1);
-* ``bwd.rigrad`` (+ ``bwd.rireduce``)  dS[t-1] += dI V^T (all-to-all).
+* ``bwd.rigrad`` (+ ``bwd.rireduce``)  dS[t-1] += dI V^T (all-to-all);
+* ``bwd.call_copies``  the outlined call's copies: the input and dL/dI (and the weights) in, the weight
+                  and bias gradients' partials and the input gradient out.
 
 Then ``update.optimizer`` (the gradient to the weights' tiles, the optimizer there) and
 ``io.outputs`` (the output record and the loss to the host). ``io.inputs`` first streams
@@ -68,12 +72,13 @@ LEAKY_BACKWARD_OPS = (("map", 4), ("tensor", 0), ("scalar", 0))
 # popart sdk/poplar/2.5.1 willow/include/popart/op/add.hpp), one popops::reduce in two stages (bias_reduction)
 FWD_KINDS = FWD_KINDS[:-1] + (("bias", "bias", "x_bias"), ) + FWD_KINDS[-1:]
 FWD_KINDS = FWD_KINDS + tuple((f"neuron.op{i}", f"neuron{i}", None) for i in range(1, len(LEAKY_FORWARD_OPS)))
-# PopART outlines each timestep's ops into subgraphs called once per step (enableOutlining, on by default; every
-# kept subgraph holds a matmul, popart sdk/poplar/2.5.1 willow/src/transforms/subgraphoutline.cpp), and with
+# PopART outlines each timestep's ops into subgraphs called once per step (enableOutlining, on by default; a
+# matmul is worth 1,000 and an element-wise op 0.1 against a threshold of 1.0, popart sdk/poplar/2.5.1
+# willow/include/popart/op.hpp, willow/src/subgraph/subgraphutil.cpp, so every kept subgraph holds one), and with
 # aliasZeroCopy off a call copies its inputs in and its outputs out by value (willow/src/popx/op/callx.cpp
-# copyInput, copyOutput) into clones of the caller's tensors (inittensor.cpp InitTensorCloning): on each
-# tile. Counted: the weights into the forward step's subgraph, each weight gradient's partial out of the
-# backward step's (docs/cost-model.md §7.4)
+# copyInput, copyOutput) into clones of the caller's tensors (inittensor.cpp InitTensorCloning): on each tile.
+# Counted (call_copies): what the subgraphs' boundaries carried in every variant of the outliner run on this
+# graph (docs/cost-model.md §7.4)
 FWD_KINDS = (("call_copies", "callcp", None), ) + FWD_KINDS
 BWD_KINDS = (("neuron", "neuron", "x_neuron"), ) + tuple((f"neuron.op{i}", f"neuron{i}", None)
                                                         for i in range(1, len(LEAKY_BACKWARD_OPS))) + (
@@ -362,6 +367,19 @@ def lower(low: LayerContext, static_input: bool = False):
             phase[red][l] += v + mm.serial_tail(l)
         return mm
 
+    def copies(layer, tiles, elements, dtype_bytes=e) -> VertexSet:
+        """An on-tile Copy of a tensor's ``elements`` on each of ``tiles`` (outlining's call copies)."""
+        return VertexSet("popops.copy", layer, tiles, dict(elements=elements, dtype_bytes=dtype_bytes))
+
+    def linear_copies(layer, *totals) -> list[VertexSet]:
+        """One Copy per tensor of ``totals`` elements on its linear mapping over the chip (none if empty)."""
+        out = []
+        for total in filter(None, totals):
+            per = spread(total, NT)
+            hit = np.flatnonzero(per)
+            out.append(copies(layer, all_tiles[hit], per[hit]))
+        return out
+
     def to_map(name, src_tiles, n_elements, dest):
         """The tensor's elements from ``src_tiles`` to their linear mapping over all tiles."""
         per = spread(n_elements, NT)
@@ -427,8 +445,8 @@ def lower(low: LayerContext, static_input: bool = False):
         alloc(f"L{l}.weights", "weights", mm.tiles[home], w_block * e, l)
         if low.optimizer == "adam":
             alloc(f"L{l}.adam_moments", "optimizer", mm.tiles[home], 2 * w_block * e, l)
-        for g in grads:  # the gradient (PopART's SumOp output): the tile's share of the reduced outputs
-            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.share_all * F32, l)
+        for g in grads:  # the gradient (PopART's SumOp output, the weight's type): the tile's share, reduced
+            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.share_all * e, l)
         if a2a:
             rhome = rm.iM == 0
             rw_block = rm.k_all[rhome] * rm.n_all[rhome]
@@ -441,25 +459,19 @@ def lower(low: LayerContext, static_input: bool = False):
             # for an input gradient), out of it the weight gradient's partial (at the weight's type, PopART's
             # MatMulRhsGradOp), the bias gradient's and the input gradient. The T partials stay for one SumOp
             # (decomposeGradSum false, willow/src/transforms/autodiff/gradgrowersumop.cpp)
-            def linear(*totals):  # tensors on their linear mappings over the chip, one copy each
-                return [VertexSet("popops.copy", l, all_tiles[hit], dict(elements=per[hit], dtype_bytes=e))
-                        for per in (spread(x, NT) for x in totals if x) for hit in (np.flatnonzero(per),)]
-            bias = n if st.bias[l - 1] else 0
-            fwd["callcp"][l] += [VertexSet("popops.copy", l, mm.tiles[home], dict(elements=w_block, dtype_bytes=e))]
+            n_bias = n if st.bias[l - 1] else 0
+            fwd["callcp"][l].append(copies(l, mm.tiles[home], w_block))
             if a2a:
-                fwd["callcp"][l].append(VertexSet("popops.copy", l, rm.tiles[rhome],
-                                                  dict(elements=rw_block, dtype_bytes=e)))
-            fwd["callcp"][l] += linear(B * n_in, bias, B * n)
-            if l > 1:
-                bwd["callcp"][l].append(VertexSet("popops.copy", l, mm.tiles[home], dict(elements=w_block,
-                                                                                         dtype_bytes=e)))
+                fwd["callcp"][l].append(copies(l, rm.tiles[rhome], rw_block))
+            fwd["callcp"][l] += linear_copies(l, B * n_in, n_bias, B * n)
+            if l > 1:  # the input gradient reads W
+                bwd["callcp"][l].append(copies(l, mm.tiles[home], w_block))
             if a2a:  # the recurrent input gradient reads V
-                bwd["callcp"][l].append(VertexSet("popops.copy", l, rm.tiles[rhome], dict(elements=rw_block,
-                                                                                          dtype_bytes=e)))
+                bwd["callcp"][l].append(copies(l, rm.tiles[rhome], rw_block))
             for g in grads:
-                bwd["callcp"][l].append(VertexSet("popops.copy", l, g.tiles, dict(elements=g.share_all, dtype_bytes=e)))
+                bwd["callcp"][l].append(copies(l, g.tiles, g.share_all))
                 alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_partials", "gradients", g.tiles, T * g.share_all * e, l)
-            bwd["callcp"][l] += linear(B * n_in, B * n, bias, B * n_in if l > 1 else 0)
+            bwd["callcp"][l] += linear_copies(l, B * n_in, B * n, n_bias, B * n_in if l > 1 else 0)
         # PopART keeps every forward activation the backward reads: the layer's input and its
         # state histories per step, on their linear mappings
         steps_kept = 1 if (static_input and l == 1) else T  # one input tensor serves every step
@@ -505,13 +517,16 @@ def lower(low: LayerContext, static_input: bool = False):
     # the call: Poplar's engine run (the chip's run_launch_s) and PopTorch's own host work around it
     # (poptorch_call_s: Python dispatch, the ATen ops and stream copies of PoplarExecutable::run, PopART's run)
     call = Launch("poptorch.call", host_call="poptorch_call_s")
-    # the chip's waits for the host at the stream copies nothing buffered ahead (host_wait_s; buffering depth 1,
-    # and PopART reconnects the input streams at every run, "invalidating prefetches": popart sdk/poplar/2.5.1
-    # devicex.cpp Devicex::run -> reconnectInputStreams). Each input is copied as late as possible
+    # the chip's waits for the host at the stream copies nothing buffered ahead (host_wait_s): buffering depth 1
+    # (PopTorch's user guide shows the waits at it), and PopART reconnects the input streams at every run,
+    # "invalidating prefetches" (popart sdk/poplar/2.5.1 devicex.cpp Devicex::run -> reconnectInputStreams).
+    # Each input is copied as late as possible
     # (irlowering.cpp fromHostTask, groupHostSync false): the data before the first matmul, the labels before
     # the loss (their 512 B still travel in io.inputs); the Final anchors leave one after the other in
     # toHostFinalCopyFragment (popprograms.cpp), merged by Poplar into one copy: one wait
-    wait = lambda what: Launch(f"io.host_wait.{what}", host_call="host_wait_s")  # noqa: E731
+    def wait(what: str) -> Launch:
+        return Launch(f"io.host_wait.{what}", host_call="host_wait_s")
+
     schedule = [*map(local, [Launch(), call, wait("inputs"), inputs, forward, wait("labels"), loss, loss_back,
                              backward, Superstep("update.optimizer", "update", opt, moves, low.sync),
                              wait("outputs"), outputs])]
