@@ -181,10 +181,12 @@ class MatmulLowering:
         """pK > 1: each tile of a (iM, iN) group reduces its share of the group's outputs over the pK
         partials (poplin's reduction, ConvReduce.cpp, costed by estimateConvReduceCycles);
         ``accumulate``: then adds its share into the gradient accumulator (PopART's gradient sum
-        over the steps: popops addInPlace, BinaryOp1DInPlace). Returns (transfers, vertex sets)."""
+        over the steps at the weight's type: popops addInPlace, BinaryOp1DInPlace). Returns (transfers,
+        vertex sets)."""
         pK, share = self.p.pK, self.share
         acc = [VertexSet("popops.binary_op", layer, self.tiles,
-                         dict(elements=share, form="tensor", in_place=True, dtype_bytes=F32))] if accumulate else []
+                         dict(elements=share, form="tensor", in_place=True, dtype_bytes=BYTES[self.p.precision]))
+               ] if accumulate else []
         if pK == 1:
             return [], acc
         # tile j of a group receives its share from the pK - 1 other tiles of the group
@@ -520,10 +522,10 @@ def lower(low: LayerContext, static_input: bool = False):
     # the chip's waits for the host at the stream copies nothing buffered ahead (host_wait_s): buffering depth 1
     # (PopTorch's user guide shows the waits at it), and PopART reconnects the input streams at every run,
     # "invalidating prefetches" (popart sdk/poplar/2.5.1 devicex.cpp Devicex::run -> reconnectInputStreams).
-    # Each input is copied as late as possible
-    # (irlowering.cpp fromHostTask, groupHostSync false): the data before the first matmul, the labels before
-    # the loss (their 512 B still travel in io.inputs); the Final anchors leave one after the other in
-    # toHostFinalCopyFragment (popprograms.cpp), merged by Poplar into one copy: one wait
+    # Each input is copied as late as possible (irlowering.cpp fromHostTask, groupHostSync false): the data
+    # before the first matmul, the labels before the loss (their 512 B still travel in io.inputs); the Final
+    # anchors leave one after the other in toHostFinalCopyFragment (popprograms.cpp), merged by Poplar into one
+    # copy: one wait
     def wait(what: str) -> Launch:
         return Launch(f"io.host_wait.{what}", host_call="host_wait_s")
 
