@@ -220,6 +220,13 @@ def spread(total: int, n_tiles: int) -> np.ndarray:
     return block_sizes(total, n_tiles, -(-total // n_tiles))
 
 
+def occupied(total: int, n_tiles: int) -> tuple[np.ndarray, np.ndarray]:
+    """The tiles that hold elements of a tensor mapped linearly over ``n_tiles`` tiles, and how many each."""
+    per = spread(total, n_tiles)
+    hit = np.flatnonzero(per)
+    return hit, per[hit]
+
+
 REDUCE_MORE_STAGES = 64  # popops reductionFactorThresholdToAddMoreStages (lib/popops/reduction/ReductionPlan.hpp)
 
 
@@ -375,18 +382,12 @@ def lower(low: LayerContext, static_input: bool = False):
 
     def linear_copies(layer, *totals) -> list[VertexSet]:
         """One Copy per tensor of ``totals`` elements on its linear mapping over the chip (none if empty)."""
-        out = []
-        for total in filter(None, totals):
-            per = spread(total, NT)
-            hit = np.flatnonzero(per)
-            out.append(copies(layer, all_tiles[hit], per[hit]))
-        return out
+        return [copies(layer, *occupied(total, NT)) for total in filter(None, totals)]
 
     def to_map(name, src_tiles, n_elements, dest):
         """The tensor's elements from ``src_tiles`` to their linear mapping over all tiles."""
-        per = spread(n_elements, NT)
-        hit = np.flatnonzero(per)
-        dest.append(point_to_point(name, np.asarray(src_tiles)[hit % len(src_tiles)], all_tiles[hit], per[hit] * e))
+        hit, elements = occupied(n_elements, NT)
+        dest.append(point_to_point(name, np.asarray(src_tiles)[hit % len(src_tiles)], hit, elements * e))
 
     for l in range(1, L + 1):
         spec = specs[l - 1]
