@@ -53,7 +53,7 @@ def modules() -> dict[str, pathlib.Path]:
         for p in base.rglob("*.py"):
             rel = p.relative_to(base)
             if base.name == "mimdsim" and rel.parts[0] == "kernels":
-                continue  # the link to kernels/, read once as mimdsim.kernels
+                continue  # the source checkout's bridge to kernels/, read as mimdsim.kernels
             parts = [name, *rel.with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
@@ -144,7 +144,7 @@ def test_no_top_level_kernels_package_installed(tmp_path):
     """`pip install .` ships the codelets as mimdsim.kernels only, so another distribution's `kernels`
     package can live beside it: the wheel pip would install holds no top-level `kernels`."""
     pytest.importorskip("setuptools")
-    src = tmp_path / "src"
+    src = tmp_path / "checkout"  # (setuptools 84 fails to build a project in a folder named src)
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
@@ -161,9 +161,22 @@ def test_no_top_level_kernels_package_installed(tmp_path):
     assert top == ["mimdsim"]
 
 
-def test_the_source_link_reaches_the_kernels_folder():
-    link = ROOT / "mimdsim" / "kernels"
-    assert link.is_symlink() and link.resolve() == (ROOT / "kernels").resolve()
+def test_no_symlink_in_the_package():
+    """A Windows checkout or a plain file scanner does not follow links: the package holds none."""
+    links = [str(p.relative_to(ROOT)) for p in (ROOT / "mimdsim").rglob("*") if p.is_symlink()]
+    assert not links, links
+
+
+def test_the_source_checkout_imports_the_codelets_from_the_kernels_folder():
+    """From the repository root (as CI runs the tests) mimdsim.kernels is the top-level kernels/ folder:
+    its modules, its registry, once; the bridge mimdsim/kernels/__init__.py holds no codelet of its own."""
+    import mimdsim.kernels as kernels
+    import mimdsim.kernels.lif as lif
+
+    assert [pathlib.Path(p).resolve() for p in kernels.__path__] == [(ROOT / "kernels").resolve()]
+    assert pathlib.Path(lif.__file__).resolve() == (ROOT / "kernels" / "lif.py").resolve()
+    assert kernels.CODELETS["lif_forward"] is lif.LIF_FORWARD  # one registry: the module was imported once
+    assert sorted(p.name for p in (ROOT / "mimdsim" / "kernels").iterdir() if p.suffix == ".py") == ["__init__.py"]
 
 
 # A repository path: a name with a slash that starts at one of the repository's top-level folders,
