@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assumed import value as _assumed
+from .assumed import NOTHING, Pinned
 from .codelet import register
 from ._jit import njit, numba_loaded
 from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busiest_workers, deal_jobs, deal_plan,
@@ -85,10 +85,10 @@ PAIRABLE = {"SU2_SETUP": 1,  # zero the accumulator beside a pointer load
 COISSUE_FRACTION = 1.0  # the named assumption compiled_coissue_fraction (mimdsim/assumptions.py)
 
 
-def issued(name: str) -> float:
+def issued(name: str, pinned: Pinned = NOTHING) -> float:
     """The count ``name`` as popc issues it: its instructions less the bundled share of its pairable
-    float instructions (``compiled_coissue_fraction`` x ``PAIRABLE[name]``; C1)."""
-    return globals()[name] - _assumed("compiled_coissue_fraction", COISSUE_FRACTION) * PAIRABLE.get(name, 0)
+    float instructions (``compiled_coissue_fraction`` x ``PAIRABLE[name]``; C1), as ``pinned`` holds it."""
+    return globals()[name] - pinned.get("compiled_coissue_fraction", COISSUE_FRACTION) * PAIRABLE.get(name, 0)
 
 
 # --------------------------------------------------------------------------- F3 state update
@@ -106,7 +106,7 @@ SUM_TAIL_OVERHEAD = 3  # odd n: zero the scalar sum (1); loop setup (2)
 SUM_TAIL_PER_SPIKE = 6  # ld32 id; mul n; add neuron; ld32 weight (scaled index); f32add; brnzdec
 
 
-def state_update_instructions(n, in_spikes):
+def state_update_instructions(n, in_spikes, pinned: Pinned = NOTHING):
     """Instructions of one ``LIFStateUpdateInPlace*`` vertex (one per neuron tile and sample).
 
     n == 2 (TwoNeuronSIMD)::  SU2_SETUP + k (SU2_PER_SPIKE) + SU_NEURON_SETUP + 2 SU_PER_NEURON
@@ -118,19 +118,20 @@ def state_update_instructions(n, in_spikes):
     """
     n = np.asarray(n)
     pairs, odd = n // 2, n % 2
-    per_neuron, unrolled = issued("SU_PER_NEURON"), issued("SU_NEURON_UNROLLED")
+    per_neuron, unrolled = issued("SU_PER_NEURON", pinned), issued("SU_NEURON_UNROLLED", pinned)
     # affine in k: per-vertex constant and slope from n, then one pass over [..., V]
-    const = np.where(n == 2, issued("SU2_SETUP") + SU_NEURON_SETUP + 2 * per_neuron,
-                     SUM_SETUP + pairs * (issued("SUM_PAIR_OVERHEAD") + 2 * unrolled)
-                     + odd * (issued("SUM_TAIL_OVERHEAD") + unrolled)).astype(np.float64)
-    slope = np.where(n == 2, issued("SU2_PER_SPIKE"),
-                     pairs * issued("SUM_PER_SPIKE") + odd * issued("SUM_TAIL_PER_SPIKE")).astype(np.float64)
+    const = np.where(n == 2, issued("SU2_SETUP", pinned) + SU_NEURON_SETUP + 2 * per_neuron,
+                     SUM_SETUP + pairs * (issued("SUM_PAIR_OVERHEAD", pinned) + 2 * unrolled)
+                     + odd * (issued("SUM_TAIL_OVERHEAD", pinned) + unrolled)).astype(np.float64)
+    slope = np.where(n == 2, issued("SU2_PER_SPIKE", pinned),
+                     pairs * issued("SUM_PER_SPIKE", pinned) + odd * issued("SUM_TAIL_PER_SPIKE", pinned)).astype(np.float64)
     return const + slope * np.asarray(in_spikes, dtype=np.float64)
 
 
 def state_update_cycles(vertex_tiles, n, in_spikes, tile: Tile):
     """(tiles, cycles) of F3: ``state_update_instructions`` + vertex overhead, dealt to workers."""
-    return deal_vertices(vertex_tiles, state_update_instructions(n, in_spikes) + WORKER_VERTEX_OVERHEAD, tile)
+    return deal_vertices(vertex_tiles, state_update_instructions(n, in_spikes, tile.pinned) + WORKER_VERTEX_OVERHEAD,
+                         tile)
 
 
 def _grid(g, work, key):
@@ -143,8 +144,9 @@ def _state_update_cost(tiles, g, work, tile):
     if "grid" in g:  # one vertex per (sample, tile): affine in the sample's input spikes
         t, x = _grid(g, work, "in_spikes")
         n = np.asarray(g["n"])[: len(t)]
-        const = state_update_instructions(n, 0) + WORKER_VERTEX_OVERHEAD
-        return deal_sample_grid(t, const, state_update_instructions(n, 1) + WORKER_VERTEX_OVERHEAD - const, x, tile)
+        const = state_update_instructions(n, 0, tile.pinned) + WORKER_VERTEX_OVERHEAD
+        return deal_sample_grid(t, const, state_update_instructions(n, 1, tile.pinned) + WORKER_VERTEX_OVERHEAD - const,
+                                x, tile)
     return state_update_cycles(tiles, g["n"], work["in_spikes"], tile)
 
 
@@ -157,7 +159,7 @@ DS_FLAGGED_EXTRA = 4  # a flagged neuron: the second compare (3) and the constan
 def dense_spikes_cycles(vertex_tiles, tile: Tile):
     """(tiles, cycles) of F4: DS_INSTRUCTIONS + vertex overhead per vertex, dealt to workers."""
     vertex_tiles = np.asarray(vertex_tiles)
-    return deal_vertices(vertex_tiles, np.full(vertex_tiles.shape, issued("DS_INSTRUCTIONS") + WORKER_VERTEX_OVERHEAD,
+    return deal_vertices(vertex_tiles, np.full(vertex_tiles.shape, issued("DS_INSTRUCTIONS", tile.pinned) + WORKER_VERTEX_OVERHEAD,
                                                float), tile)
 
 
@@ -259,17 +261,19 @@ SURROGATE_FLOAT = 4  # the alternative: square and reciprocal kept in float: f32
 SURROGATES = {"double": SURROGATE_SOFT_DOUBLE, "float": SURROGATE_FLOAT}
 
 
-def state_out_grad_instructions(listed, surrogate="double"):
+def state_out_grad_instructions(listed, surrogate="double", pinned: Pinned = NOTHING):
     """SOG_SETUP + listed * (SOG_PER_ID + surrogate arithmetic); ``listed`` = count[1]. The double path's
     count is the named assumption ``surrogate_arithmetic_instructions`` (mimdsim/assumptions.py; its
     value is SURROGATE_SOFT_DOUBLE), read at cost time so that a band or ``--assume`` can move it."""
-    arith = _assumed("surrogate_arithmetic_instructions", SURROGATE_SOFT_DOUBLE) if surrogate == "double" else SURROGATES[surrogate]
-    return SOG_SETUP + np.asarray(listed, dtype=np.float64) * (issued("SOG_PER_ID") + arith)
+    arith = (pinned.get("surrogate_arithmetic_instructions", SURROGATE_SOFT_DOUBLE) if surrogate == "double"
+             else SURROGATES[surrogate])
+    return SOG_SETUP + np.asarray(listed, dtype=np.float64) * (issued("SOG_PER_ID", pinned) + arith)
 
 
 def state_out_grad_cycles(vertex_tiles, listed, tile: Tile, surrogate="double"):
     """(tiles, cycles) of B4: ``state_out_grad_instructions`` + vertex overhead, dealt to workers."""
-    return deal_vertices(vertex_tiles, state_out_grad_instructions(listed, surrogate) + WORKER_VERTEX_OVERHEAD, tile)
+    return deal_vertices(vertex_tiles, state_out_grad_instructions(listed, surrogate, tile.pinned)
+                         + WORKER_VERTEX_OVERHEAD, tile)
 
 
 def _state_out_grad_cost(tiles, g, work, tile):
@@ -292,7 +296,7 @@ WGS_PER_SAMPLE = 7  # ld dLdS; ld count[0]; spike-loop setup (2); two index bump
 WGS_PER_SPIKE = 7  # ld32 id; mul num_neurons; add ineuron; ld32 dW (scaled index); f32add; st32; brnzdec
 
 
-def weights_grad_instructions(n, samples, in_spikes):
+def weights_grad_instructions(n, samples, in_spikes, pinned: Pinned = NOTHING):
     """Instructions of one ``LIFWeightsGrad*`` worker vertex (6 per tile, one per worker),
     ``samples`` samples of ``in_spikes`` real input spikes (count[0]) in total::
 
@@ -301,11 +305,11 @@ def weights_grad_instructions(n, samples, in_spikes):
         odd n:    busiest worker of the MultiVertex, m = ceil(n / 6) neurons:
                   WGS_SETUP + m (WGS_PER_NEURON + samples WGS_PER_SAMPLE + spikes WGS_PER_SPIKE)
     """
-    const, per_spike = _weights_grad_affine(n, samples)
+    const, per_spike = _weights_grad_affine(n, samples, pinned)
     return const + np.asarray(in_spikes, dtype=np.float64) * per_spike
 
 
-def _weights_grad_affine(n, samples):
+def _weights_grad_affine(n, samples, pinned: Pinned):
     """``(const, per_spike)`` per vertex: ``weights_grad_instructions = const + in_spikes * per_spike``
     (the three variants above, regrouped; integer counts, so exactly equal)."""
     n = np.asarray(n)
@@ -314,9 +318,9 @@ def _weights_grad_affine(n, samples):
     const = np.where(n == 2, WG_SETUP + s * WG_PER_SAMPLE,
                      np.where(n % 2 == 0, WGM_SETUP + s * WG_PER_SAMPLE,
                               WGS_SETUP + m * (WGS_PER_NEURON + s * WGS_PER_SAMPLE)))
-    per_spike = np.where(n == 2, issued("WG2_PER_SPIKE"),
+    per_spike = np.where(n == 2, issued("WG2_PER_SPIKE", pinned),
                          np.where(n % 2 == 0, WGM_PER_SPIKE + (n // 2) * WGM_PER_PAIR,
-                                  m * issued("WGS_PER_SPIKE")))
+                                  m * issued("WGS_PER_SPIKE", pinned)))
     return const.astype(np.float64), per_spike.astype(np.float64)
 
 
@@ -338,7 +342,7 @@ def weights_grad_cycles(vertex_tiles, n, samples, in_spikes, tile: Tile):
     """(tiles, cycles) of B7: worker vertices dealt to workers (n even); MultiVertex instances
     one after another (n odd)."""
     n = np.asarray(n)
-    instr = np.broadcast_to(weights_grad_instructions(n, samples, in_spikes),
+    instr = np.broadcast_to(weights_grad_instructions(n, samples, in_spikes, tile.pinned),
                             np.shape(in_spikes)[:-1] + n.shape)
     return _by_kind(vertex_tiles, n % 2 == 1, instr, tile, deal_vertices, multi_vertex_cycles)
 
@@ -361,7 +365,7 @@ IGS_PER_ID = 9  # ld32 id; mul n; shl 2; add base (the row pointer, C4); zero su
 IGS_PER_NEURON = 5  # ld32 dL/dI; ld32 W; f32mul; f32add; brnzdec (not vectorised: an odd row is not 8-byte aligned)
 
 
-def inp_spikes_grad_instructions(n, in_listed):
+def inp_spikes_grad_instructions(n, in_listed, pinned: Pinned = NOTHING):
     """Instructions of one ``LIFInpSpikesGrad*`` vertex (one per neuron tile and sample) over
     m = ``in_listed`` (count[1] of the input list)::
 
@@ -372,23 +376,24 @@ def inp_spikes_grad_instructions(n, in_listed):
     n = np.asarray(n)
     even = n % 2 == 0
     const = np.where(n == 2, IG2_SETUP, np.where(even, IGM_SETUP, IGS_SETUP)).astype(np.float64)
-    slope = np.where(n == 2, issued("IG2_PER_ID"),
-                     np.where(even, issued("IGM_PER_ID") + (n // 2 - 1) * issued("IGM_PER_EXTRA_PAIR"),
-                              issued("IGS_PER_ID") + n * issued("IGS_PER_NEURON"))).astype(np.float64)
+    slope = np.where(n == 2, issued("IG2_PER_ID", pinned),
+                     np.where(even, issued("IGM_PER_ID", pinned) + (n // 2 - 1) * issued("IGM_PER_EXTRA_PAIR", pinned),
+                              issued("IGS_PER_ID", pinned) + n * issued("IGS_PER_NEURON", pinned))).astype(np.float64)
     return const + slope * np.asarray(in_listed, dtype=np.float64)
 
 
 def inp_spikes_grad_cycles(vertex_tiles, n, in_listed, tile: Tile):
     """(tiles, cycles) of B8: ``inp_spikes_grad_instructions`` + vertex overhead, dealt to workers."""
-    return deal_vertices(vertex_tiles, inp_spikes_grad_instructions(n, in_listed) + WORKER_VERTEX_OVERHEAD, tile)
+    return deal_vertices(vertex_tiles, inp_spikes_grad_instructions(n, in_listed, tile.pinned)
+                         + WORKER_VERTEX_OVERHEAD, tile)
 
 
 def _inp_spikes_grad_cost(tiles, g, work, tile):
     if "grid" in g:  # one vertex per (sample, tile): affine in the sample's listed inputs
         t, x = _grid(g, work, "in_listed")
         n = np.asarray(g["n"])[: len(t)]
-        const = inp_spikes_grad_instructions(n, 0) + WORKER_VERTEX_OVERHEAD
-        return deal_sample_grid(t, const, inp_spikes_grad_instructions(n, 1) + WORKER_VERTEX_OVERHEAD - const, x,
+        const = inp_spikes_grad_instructions(n, 0, tile.pinned) + WORKER_VERTEX_OVERHEAD
+        return deal_sample_grid(t, const, inp_spikes_grad_instructions(n, 1, tile.pinned) + WORKER_VERTEX_OVERHEAD - const, x,
                                 tile)
     return inp_spikes_grad_cycles(tiles, g["n"], work["in_listed"], tile)
 
@@ -403,7 +408,7 @@ RS8_SETUP = 8  # ld dLdx, out ptrs (2); num_grads, isparse (2 each); cmp, branch
 RS8_ACTIVE = 9  # 4 ld64; 3 f32v2add; lane add; st32
 
 
-def reduce_stage1_instructions(inputs, active):
+def reduce_stage1_instructions(inputs, active, pinned: Pinned = NOTHING):
     """One stage-1 vertex (one per group, sample and list slot) summing ``inputs`` partials::
 
         inputs == 8: RS8_SETUP + active RS8_ACTIVE
@@ -413,24 +418,25 @@ def reduce_stage1_instructions(inputs, active):
     vertex still launches and tests. ``CustomSparseReduceStage1FloatSIMD5`` (poplar_code.cpp,
     5 inputs) is not in CC; 5 inputs take the generic loop.
     """
-    setup, per_active = _reduce_stage1_affine(inputs)
+    setup, per_active = _reduce_stage1_affine(inputs, pinned)
     return setup + np.asarray(active, dtype=np.float64) * per_active
 
 
-def _reduce_stage1_affine(inputs):
+def _reduce_stage1_affine(inputs, pinned: Pinned):
     """``(setup, per_active)`` per vertex: ``reduce_stage1_instructions = setup + active * per_active``
     (static per vertex; one multiply-add per iteration)."""
     e = np.asarray(inputs)
     eight = e == 8
     setup = np.where(eight, RS8_SETUP, RS_SETUP).astype(np.float64)
-    per_active = np.where(eight, issued("RS8_ACTIVE"), issued("RS_ACTIVE") + (e // 2) * issued("RS_PER_VECTOR")
+    per_active = np.where(eight, issued("RS8_ACTIVE", pinned),
+                          issued("RS_ACTIVE", pinned) + (e // 2) * issued("RS_PER_VECTOR", pinned)
                           + (e % 2) * RS_PER_REMAINDER).astype(np.float64)
     return setup, per_active
 
 
 def reduce_stage1_cycles(vertex_tiles, inputs, active, tile: Tile):
     """(tiles, cycles) of B9: ``reduce_stage1_instructions`` + vertex overhead, dealt to workers."""
-    setup, per_active = _reduce_stage1_affine(inputs)  # instructions + overhead + run in one pass
+    setup, per_active = _reduce_stage1_affine(inputs, tile.pinned)  # instructions + overhead + run in one pass
     return deal_jobs(vertex_tiles, (setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS))
                      + np.asarray(active, dtype=np.float64) * per_active, tile)
 
@@ -443,7 +449,7 @@ def _reduce_stage1_cost(tiles, g, work, tile):
     listed = np.asarray(work["in_listed"])
     if listed.ndim == 2 and numba_loaded():  # a loop's iterations: gate, sum and deal in one compiled pass
         order, uniq, _, _, _, _, job_slot = deal_plan(np.asarray(tiles), tile.workers)
-        setup, per_active = _reduce_stage1_affine(g["inputs"])
+        setup, per_active = _reduce_stage1_affine(g["inputs"], tile.pinned)
         out = np.empty((listed.shape[0], uniq.size))
         base = setup + (WORKER_VERTEX_OVERHEAD + VERTEX_RUN_INSTRUCTIONS)
         _reduce_stage1_rows(base[order], per_active[order], np.asarray(g["slot"], dtype=np.int64)[order],

@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 
 from ._jit import njit, numba_loaded
+from .assumed import NOTHING, Pinned
 
 
 @dataclass(frozen=True)
@@ -37,15 +38,19 @@ class Tile:
     simd_fp16: int = 4
     amp_flops_fp32: int = 32
     amp_flops_fp16: int = 128
+    # codelet assumptions pinned for this run (a band's corner, --assume); an estimator reads
+    # ``tile.pinned.get(name, its own constant)``
+    pinned: Pinned = NOTHING
 
     @classmethod
-    def of(cls, spec, precision: str = "fp32") -> "Tile":
+    def of(cls, spec, precision: str = "fp32", pinned: Pinned = NOTHING) -> "Tile":
         """The tile of a ChipSpec-like object (duck-typed: kernels know no chip); with
         ``precision="fp16"`` a vector instruction holds ``simd_fp16`` (4) halves."""
         simd = spec.simd_fp16 if precision == "fp16" else spec.simd_fp32
         return cls(workers=spec.workers, simd=simd, load_bytes=spec.load_bytes,
                    vertex_launch_cycles=spec.vertex_launch_cycles, simd_fp32=spec.simd_fp32,
-                   simd_fp16=spec.simd_fp16, amp_flops_fp32=spec.amp_flops_fp32, amp_flops_fp16=spec.amp_flops_fp16)
+                   simd_fp16=spec.simd_fp16, amp_flops_fp32=spec.amp_flops_fp32, amp_flops_fp16=spec.amp_flops_fp16,
+                   pinned=Pinned.of(pinned))
 
 
 def worker_of_sample(batch: int, workers: int) -> np.ndarray:

@@ -3,22 +3,24 @@
 A constant that no source pins down is an *assumption* (docs/cost-model.md, docs/gpu-model.md).
 Each one is an entry here: its value, a plausible ``low``-``high`` range with the reasoning or
 source of the range (never an end-to-end measurement the band is later compared with), the spec
-field or codelet constant it sets (``target``) and the presets it applies to. The cost model reads
-codelet constants through :func:`value`; a spec field's default is the entry's value (a test keeps
-them equal). Bands (:mod:`mimdsim.engine.band`) move every entry over its range; ``--assume
-NAME=VALUE`` pins one (:func:`pinned`). The energy model keeps its own table of the same shape
-(``mimdsim.energy.constants``: name, value, low, high, unit, source).
+field or codelet constant it sets (``target``) and the presets it applies to. A spec field's default
+is the entry's value (a test keeps them equal). Bands (:mod:`mimdsim.engine.band`) move every entry
+over its range; ``--assume NAME=VALUE`` pins one: :func:`check` turns the pairs into a
+:class:`Pinned` value once, and that value is passed where costs are computed (a codelet reads it from
+its tile, the engine's host calls, a framework's spec and the energy model from their arguments; a
+chip, GPU or systolic field becomes its spec's field, :func:`spec_overrides`). Nothing is held
+process-wide. The energy model keeps its own table of the same shape (``mimdsim.energy.constants``:
+name, value, low, high, unit, source).
 
 Adding an assumption is one ``_add`` line (and its row in docs/cost-model.md, which a test checks).
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 from .arch.chip import ETHERNET_100G, PCIE_GEN4_X16
 from .errors import ConfigError
-from .kernels.assumed import PINNED as _PINNED
+from .kernels.assumed import NOTHING, Pinned  # noqa: F401 (A.NOTHING, A.Pinned: the value callers pass)
 from .validate import did_you_mean
 
 CHIPS = ("ipu-mk1", "ipu-mk2", "bow")
@@ -239,8 +241,11 @@ def get(name: str) -> Assumption:
             from None
 
 
-def check(values: dict | None) -> dict:
-    """``{name: float}`` of ``--assume`` pairs, each name known and each value in its entry's domain."""
+def check(values: dict | None) -> Pinned:
+    """The ``--assume`` pairs as a :class:`Pinned` value, each name known and each value in its entry's
+    domain (checked once, where a run or comparison starts)."""
+    if isinstance(values, Pinned):
+        return values
     out = {}
     for name, v in (values or {}).items():
         a = get(name)
@@ -253,30 +258,17 @@ def check(values: dict | None) -> dict:
             raise ConfigError(f"--assume {name}={v}: outside {lo:g}-{hi:g} {a.unit} (plausible: {a.low:g}-{a.high:g}); "
                               f"give a value in that domain")
         out[name] = x
-    return out
+    return Pinned.of(out)
 
 
-def value(name: str) -> float:
-    """The value a cost estimator uses: pinned, else the entry's."""
-    return _PINNED.get(name, REGISTRY[name].value)
+def value(name: str, pinned: Pinned = NOTHING) -> float:
+    """The value a cost model uses: ``pinned``'s, else the entry's."""
+    return pinned.get(name, REGISTRY[name].value)
 
 
-def pinned_key() -> tuple:
-    """What is pinned now (part of cost caches' keys)."""
-    return tuple(sorted(_PINNED.items()))
-
-
-@contextlib.contextmanager
-def pinned(values: dict | None):
-    """Hold the codelet assumptions ``values`` (``{name: value}``) for the duration."""
-    values = check(values)
-    old = dict(_PINNED)
-    _PINNED.update(values)
-    try:
-        yield
-    finally:
-        _PINNED.clear()
-        _PINNED.update(old)
+def of_kind(pinned: Pinned, *kinds: str) -> Pinned:
+    """The pinned values of entries of these kinds (what one model reads: "codelet", "host", "energy", ...)."""
+    return pinned.only(n for n in pinned if REGISTRY[n].kind in kinds)
 
 
 def touched_codelets() -> frozenset:
@@ -319,10 +311,10 @@ def spec_overrides(kind: str, preset: str, values: dict) -> dict:
     return out
 
 
-def pinned_fields(kind: str, preset: str) -> dict:
-    """``{field: value}`` of the entries of ``kind`` pinned now that apply to ``preset`` (a framework's
-    host constants, read by :func:`mimdsim.gpu.framework.framework` while a band or ``--assume`` holds them)."""
-    return spec_overrides(kind, preset, dict(_PINNED))
+def pinned_fields(kind: str, preset: str, pinned: Pinned) -> dict:
+    """``{field: value}`` of the entries of ``kind`` in ``pinned`` that apply to ``preset`` (a framework's
+    host constants, read by :func:`mimdsim.gpu.framework.framework` when a band or ``--assume`` pins them)."""
+    return spec_overrides(kind, preset, pinned)
 
 
 def register(a: Assumption) -> None:

@@ -51,8 +51,9 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     for s in strategies:
         check_choice("strategy", s, STRATEGIES, where="GPU ")
     chip_name = as_system(chip).chip.name
-    on_chip = {k: v for k, v in assume.items()  # the chip's own entries (simulate checks them); the rest here
-               if A.REGISTRY[k].kind in A.CHIP_KINDS or (A.REGISTRY[k].kind == "energy" and A.REGISTRY[k].applies(chip_name))}
+    on_chip = assume.only(k for k in assume  # the chip's own entries (simulate reads them); the rest here
+                          if A.REGISTRY[k].kind in A.CHIP_KINDS
+                          or (A.REGISTRY[k].kind == "energy" and A.REGISTRY[k].applies(chip_name)))
     _refuse_unread_columns({k: v for k, v in assume.items() if k not in on_chip}, chip_name, gpu, strategies,
                            gpu_trace is not None, systolic)
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
@@ -64,22 +65,21 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     opt = optimizer.kind if optimizer is not None else "adam"
     others, refused = {}, {}
     spec = gpu_spec_with(gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu), assume)
-    # pinned while the columns are costed: eager's host work (the GPU's own fields are set on its spec) and
-    # the energy constants
-    held = {k: v for k, v in assume.items() if A.REGISTRY[k].kind in ("framework", "energy")}
+    # passed where the columns are costed: eager's host work (the GPU's own fields are set on its spec) and
+    # the energy constants; a band's corner adds its framework values (``moved``)
+    held = A.of_kind(assume, "framework", "energy")
     for s in strategies:
-        def at(g, s=s, check=True):
-            with A.pinned(held):
-                return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s,
-                                precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt,
-                                check_memory=check)
+        def at(g, moved=A.NOTHING, s=s, check=True):
+            return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s,
+                            precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt,
+                            check_memory=check, pinned=held | moved)
         try:
             others[s] = at(spec)
         except OutOfDeviceMemory as e:
             refused[s] = str(e)
             continue
         if band:  # memory does not move with a time assumption: checked once
-            others[s].uncertainty = gpu_band(lambda g: at(g, check=False), spec, assume, rep.batch_size,
+            others[s].uncertainty = gpu_band(lambda g, moved: at(g, moved, check=False), spec, assume, rep.batch_size,
                                              others[s].seconds_per_step, others[s].placement.get("framework"))
     if gpu_trace is not None:
         from .energy import gpu_energy, kernel_activity
@@ -89,17 +89,18 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
 
         tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(gpu_trace, batch_size=rep.batch_size,
                                                                         timesteps=rep.timesteps)
-        def traced(g):
-            with A.pinned(held):
-                return costed_trace(tr, g, precision=precision, mode=gpu_trace_mode)
+        from .gpu.framework import framework
+
+        def traced(g, moved=A.NOTHING):
+            return costed_trace(tr, g, framework=framework("pytorch-eager", held | moved), precision=precision,
+                                mode=gpu_trace_mode)
 
         r, kernels = traced(spec)
         r.activity = kernel_activity(kernels, r.placement["precision"])
-        with A.pinned(held):
-            r.energy = gpu_energy(r, spec)
+        r.energy = gpu_energy(r, spec, held)
         if band:  # the trace is costed with pytorch-eager's host constants
-            r.uncertainty = gpu_band(lambda g: traced(g)[0], spec, assume, rep.batch_size, r.seconds_per_step,
-                                     "pytorch-eager")
+            r.uncertainty = gpu_band(lambda g, moved: traced(g, moved)[0], spec, assume, rep.batch_size,
+                                     r.seconds_per_step, "pytorch-eager")
         others["trace"] = r
     if systolic is not None:
         from .arch.systolic import SystolicSpec, systolic as systolic_spec
@@ -107,8 +108,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         array = systolic_spec_with(systolic if isinstance(systolic, SystolicSpec) else systolic_spec(systolic), assume)
 
         def arrayed(a):
-            with A.pinned(held):
-                return systolic_estimate(net, a, timesteps=rep.timesteps, batch_size=rep.batch_size, optimizer=opt)
+            return systolic_estimate(net, a, timesteps=rep.timesteps, batch_size=rep.batch_size, optimizer=opt,
+                                     pinned=held)
 
         others["systolic"] = arrayed(array)
         if band:

@@ -52,12 +52,9 @@ def test_the_specs_and_codelets_use_the_registry_values():
     # 14 listed ids, hand: SOG_SETUP 10 + 14 x (SOG_PER_ID 13 - 2 bundled + 505) = 7,234; pinned to the
     # float path 4: 10 + 14 x (11 + 4) = 220; with no co-issue: 10 + 14 x (13 + 505) = 7,262
     assert graphcore_snn.state_out_grad_instructions(14) == 7234
-    with A.pinned({"surrogate_arithmetic_instructions": 4}):
-        assert graphcore_snn.state_out_grad_instructions(14) == 220 == \
-            graphcore_snn.state_out_grad_instructions(14, surrogate="float")
-    with A.pinned({"compiled_coissue_fraction": 0}):
-        assert graphcore_snn.state_out_grad_instructions(14) == 7262
-    assert graphcore_snn.state_out_grad_instructions(14) == 7234  # unpinned on leaving
+    assert graphcore_snn.state_out_grad_instructions(14, pinned=A.check({"surrogate_arithmetic_instructions": 4})) \
+        == 220 == graphcore_snn.state_out_grad_instructions(14, surrogate="float")
+    assert graphcore_snn.state_out_grad_instructions(14, pinned=A.check({"compiled_coissue_fraction": 0})) == 7262
 
 
 @pytest.mark.parametrize("preset,chips", [("ipu-mk2", 1), ("ipu-mk2", 2), ("ipu-mk1", 2)])
@@ -395,3 +392,38 @@ def test_the_geforce_fp32_gemm_share_is_a_driver_of_strict_fp32_gemms_only():
                 batch_size=SMALL["B"], activity=0.05)
     assert "rtx4090_fp32_gemm_share" in [d["name"] for d in c.others["fused"].uncertainty["drivers"]]
 
+
+
+def test_no_process_wide_pins_two_threads_with_different_pins_get_their_own_numbers():
+    """Pinned assumptions are a value passed to the run, not a process-wide setting: two runs with
+    different pins (a codelet constant, a host time, an energy constant), started together in two
+    threads and each repeated, cost exactly what each costs alone, and the module holds no pin."""
+    import threading
+
+    import mimdsim.kernels.assumed as assumed
+
+    pins = [{"surrogate_arithmetic_instructions": 40, "ipu.exchange_pj_per_byte": A.REGISTRY[
+        "ipu.exchange_pj_per_byte"].low}, {"surrogate_arithmetic_instructions": 1000, "compiled_coissue_fraction": 0}]
+    alone = [_run(assume=p, band=False) for p in pins]
+    assert alone[0].seconds_per_step != alone[1].seconds_per_step
+    assert alone[0].energy["joules_per_step"] != alone[1].energy["joules_per_step"]
+    got = [[], []]
+    start = threading.Barrier(2)
+
+    def run(i):
+        start.wait()
+        for _ in range(3):
+            got[i].append(_run(assume=pins[i], band=False))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in (0, 1):
+        for r in got[i]:
+            assert (r.seconds_per_step, r.energy["joules_per_step"]) == \
+                (alone[i].seconds_per_step, alone[i].energy["joules_per_step"]), i
+    tables = [f"{m.__name__}.{n}" for m in (assumed, A) for n, v in vars(m).items()
+              if isinstance(v, dict) and not n.startswith("__")]
+    assert tables == ["mimdsim.assumptions.REGISTRY"]  # the entries only: no module-level table of pins

@@ -44,26 +44,21 @@ import pytest
 
 from mimdsim.kernels import CODELETS, Tile
 from mimdsim.kernels import graphcore_snn as G
+from mimdsim.kernels.assumed import Pinned
 from mimdsim.kernels.tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, deal_vertices, multi_vertex_cycles
 
-TILE = Tile()  # workers=6, vertex_launch_cycles=11
+# The hand counts below are issue slots with no co-issue (the assumption's low end), pinned on the tile
+UNBUNDLED = Pinned.of({"compiled_coissue_fraction": 0})
+TILE = Tile(pinned=UNBUNDLED)  # workers=6, vertex_launch_cycles=11
 RUN, OVH = 2, 7
-
-
-@pytest.fixture(autouse=True)
-def _no_bundles():
-    """The hand counts below are issue slots with no co-issue (the assumption's low end)."""
-    from mimdsim import assumptions as A
-    with A.pinned({"compiled_coissue_fraction": 0}):
-        yield
 
 
 def _eq(actual, expected):
     np.testing.assert_array_equal(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64))
 
 
-def _cost(name, tiles, geometry, work=None):
-    return CODELETS[name].cost(np.asarray(tiles), geometry, work or {}, TILE)
+def _cost(name, tiles, geometry, work=None, tile=TILE):
+    return CODELETS[name].cost(np.asarray(tiles), geometry, work or {}, tile)
 
 
 # ---------------------------------------------------------------------- the vertex-launch model
@@ -305,21 +300,20 @@ def test_coissue_by_hand():
     the store); B4 per id 13 - 2 (the soft-double calls split the rest); B7 per spike 5 - 1; B8 (n = 2)
     per id 6 - 1 (its float store keeps the next row's load behind it); B9 active 5 - 1, per float2 step
     3 - 1; F4 12 - 1."""
-    from mimdsim import assumptions as A
-    with A.pinned({"compiled_coissue_fraction": 1}):
-        _eq(_cost("gsnn.state_update", [1] * 48, {"n": np.full(48, 2)}, {"in_spikes": np.full(48, 22)})[1],
-            [6 * 8 * ((6 + 22 * 3 + 9 + 2 * 10) + 9) + 11])
-        _eq(_cost("gsnn.state_out_grad", [1], {"n": np.array([1466])}, {"listed": np.array([14])})[1],
-            [6 * (10 + 14 * (11 + 505) + 9) + 11])
-        _eq(_cost("gsnn.weights_grad", [5] * 6, {"n": np.full(6, 2), "samples": np.full(6, 8)},
-                  {"in_spikes": np.full(6, 100)})[1], [6 * (10 + 8 * 7 + 100 * 4 + 9) + 11])
-        _eq(_cost("gsnn.inp_spikes_grad", [1], {"n": np.array([2])}, {"in_listed": np.array([14])})[1],
-            [6 * (9 + 14 * 5 + 9) + 11])
-        assert G.reduce_stage1_instructions(24, 1) == 10 + (5 - 1) + 12 * (3 - 1)
-        assert G.reduce_stage1_instructions(5, 1) == 10 + (5 - 1) + 2 * (3 - 1) + 2  # the remainder's add reads its load
-        _eq(_cost("gsnn.dense_spikes", [4] * 96, {})[1], [6 * 16 * (11 + 7 + 2) + 11])
-    with A.pinned({"compiled_coissue_fraction": 0.5}):  # half of them: the count in between
-        assert G.reduce_stage1_instructions(24, 1) == 10 + 4.5 + 12 * 2.5
+    bundled = Tile()  # the model's default: every pairable instruction bundled
+    _eq(_cost("gsnn.state_update", [1] * 48, {"n": np.full(48, 2)}, {"in_spikes": np.full(48, 22)}, bundled)[1],
+        [6 * 8 * ((6 + 22 * 3 + 9 + 2 * 10) + 9) + 11])
+    _eq(_cost("gsnn.state_out_grad", [1], {"n": np.array([1466])}, {"listed": np.array([14])}, bundled)[1],
+        [6 * (10 + 14 * (11 + 505) + 9) + 11])
+    _eq(_cost("gsnn.weights_grad", [5] * 6, {"n": np.full(6, 2), "samples": np.full(6, 8)},
+              {"in_spikes": np.full(6, 100)}, bundled)[1], [6 * (10 + 8 * 7 + 100 * 4 + 9) + 11])
+    _eq(_cost("gsnn.inp_spikes_grad", [1], {"n": np.array([2])}, {"in_listed": np.array([14])}, bundled)[1],
+        [6 * (9 + 14 * 5 + 9) + 11])
+    assert G.reduce_stage1_instructions(24, 1) == 10 + (5 - 1) + 12 * (3 - 1)
+    assert G.reduce_stage1_instructions(5, 1) == 10 + (5 - 1) + 2 * (3 - 1) + 2  # the remainder's add reads its load
+    _eq(_cost("gsnn.dense_spikes", [4] * 96, {}, tile=bundled)[1], [6 * 16 * (11 + 7 + 2) + 11])
+    half = Pinned.of({"compiled_coissue_fraction": 0.5})  # half of them: the count in between
+    assert G.reduce_stage1_instructions(24, 1, half) == 10 + 4.5 + 12 * 2.5
     for name, pairable in G.PAIRABLE.items():  # a bundle needs a partner: never more than half the body
         assert 0 < pairable <= getattr(G, name) / 2, name
 
@@ -595,7 +589,7 @@ def test_reduce_stage1_instructions_by_hand():
     """B9's stage-1 vertex as its docstring counts it: eight inputs take the SIMD vertex, others the
     generic loop (two inputs per float2 step, one left over); an inactive slot pays its setup only."""
     from mimdsim.kernels.graphcore_snn import reduce_stage1_instructions
-    assert reduce_stage1_instructions(8, 1) == 8 + 9
-    assert reduce_stage1_instructions(5, 1) == 10 + 5 + 2 * 3 + 1 * 2
-    assert reduce_stage1_instructions(5, 0) == 10
-    assert list(reduce_stage1_instructions(np.array([8, 4]), np.array([0, 1]))) == [8, 10 + 5 + 2 * 3]
+    assert reduce_stage1_instructions(8, 1, UNBUNDLED) == 8 + 9
+    assert reduce_stage1_instructions(5, 1, UNBUNDLED) == 10 + 5 + 2 * 3 + 1 * 2
+    assert reduce_stage1_instructions(5, 0, UNBUNDLED) == 10
+    assert list(reduce_stage1_instructions(np.array([8, 4]), np.array([0, 1]), UNBUNDLED)) == [8, 10 + 5 + 2 * 3]

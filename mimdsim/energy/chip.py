@@ -13,12 +13,13 @@ average energy (AMP cycles of dense programs cost more: ``docs/energy.md``, "Lim
 from __future__ import annotations
 
 from ..arch.chip import PRESETS
+from ..kernels.assumed import NOTHING, Pinned
 from ..report import Report
 from .constants import has_power_limits, power_limits
 from .summary import energy_section
 
 
-def chip_energy(report: Report, system) -> dict | None:
+def chip_energy(report: Report, system, pinned: Pinned = NOTHING) -> dict | None:
     """The energy section of a chip report (None for a chip without a preset's constants)."""
     chip = system.chip
     name = chip.name
@@ -42,5 +43,6 @@ def chip_energy(report: Report, system) -> dict | None:
                              + a["host_bytes"] * get("host.pcie_pj_per_bit")),
         }
 
-    idle, peak = power_limits(name)
-    return energy_section(parts, seconds, report.batch_size, (system.chips * idle, system.chips * peak), a, name)
+    idle, peak = power_limits(name, pinned)
+    return energy_section(parts, seconds, report.batch_size, (system.chips * idle, system.chips * peak), a, name,
+                          pinned)

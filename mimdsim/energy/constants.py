@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import assumptions as A
+from ..kernels.assumed import NOTHING, Pinned
 from ..arch.chip import PRESETS as CHIP_PRESETS
 from ..arch.gpu import MATRIX_EFFICIENCY, PRESETS as GPU_PRESETS, VECTOR_EFFICIENCY
 from ..arch.systolic import SYSTOLIC_PRESETS
@@ -58,16 +59,16 @@ def _add(name, value, low=None, high=None, unit="", source=""):
         A.register(A.Assumption(name, c.value, c.low, c.high, unit, f"energy.{name}", _presets(name), source))
 
 
-def constant(name: str, corner: str = "value") -> float:
-    """The constant ``name`` at ``corner`` ('value': the value used, or the one ``--assume`` pins;
-    'low' or 'high': its range's end)."""
+def constant(name: str, corner: str = "value", pinned: Pinned = NOTHING) -> float:
+    """The constant ``name`` at ``corner`` ('value': the value used, or the one ``pinned`` holds
+    (``--assume``); 'low' or 'high': its range's end)."""
     if corner not in CORNERS:
         raise ConfigError(f"energy corner {corner!r}: expected one of {', '.join(CORNERS)}")
     try:
         c = CONSTANTS[name]
     except KeyError:
         raise ConfigError(f"no energy constant {name!r}; see docs/energy.md for the registry") from None
-    return A.value(name) if corner == "value" and name in A.REGISTRY else c.at(corner)
+    return A.value(name, pinned) if corner == "value" and name in A.REGISTRY else c.at(corner)
 
 
 def markdown_table() -> str:
@@ -81,9 +82,9 @@ def has_power_limits(preset: str) -> bool:
     return f"{preset}.idle_w" in CONSTANTS and f"{preset}.max_w" in CONSTANTS
 
 
-def power_limits(preset: str) -> tuple[float, float]:
-    """``(idle, max)`` board or chip power in watts of a preset (the central values)."""
-    return constant(f"{preset}.idle_w"), constant(f"{preset}.max_w")
+def power_limits(preset: str, pinned: Pinned = NOTHING) -> tuple[float, float]:
+    """``(idle, max)`` board or chip power in watts of a preset (the central values, or ``pinned``'s)."""
+    return constant(f"{preset}.idle_w", pinned=pinned), constant(f"{preset}.max_w", pinned=pinned)
 
 
 # ---- shared links -------------------------------------------------------------------------------

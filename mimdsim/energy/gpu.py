@@ -11,6 +11,7 @@ Launch gaps and host-bound waits (eager PyTorch) burn idle power only.
 """
 from __future__ import annotations
 
+from ..kernels.assumed import NOTHING, Pinned
 from ..report import Report
 from .constants import has_power_limits, power_limits
 from .summary import energy_section
@@ -28,7 +29,7 @@ def kernel_activity(kernels, precision: str) -> dict:
             "launches": int(sum(k.count for k in kernels)), "host_bytes": 0.0}
 
 
-def gpu_energy(report: Report, spec) -> dict | None:
+def gpu_energy(report: Report, spec, pinned: Pinned = NOTHING) -> dict | None:
     """The energy section of a GPU report (None for a GPU without a preset's constants)."""
     name = spec.name
     if not has_power_limits(name) or "tensor_flops" not in report.activity:
@@ -55,4 +56,4 @@ def gpu_energy(report: Report, spec) -> dict | None:
             + 8e-12 * a["host_bytes"] * get("host.pcie_pj_per_bit"),
         }
 
-    return energy_section(parts, seconds, report.batch_size, power_limits(name), a, name)
+    return energy_section(parts, seconds, report.batch_size, power_limits(name, pinned), a, name, pinned)

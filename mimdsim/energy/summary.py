@@ -12,18 +12,20 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import assumptions as A
+from ..kernels.assumed import NOTHING, Pinned
 from .constants import constant
 
 COMPONENTS = ("static", "compute", "memory", "exchange", "host")
 
 
 def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int, limits: tuple,
-                   activity: dict, preset: str) -> dict:
-    """``Report.energy``: the central figures, their band, joules by component, the power limits."""
+                   activity: dict, preset: str, pinned: Pinned = NOTHING) -> dict:
+    """``Report.energy``: the central figures, their band, joules by component, the power limits;
+    ``pinned`` holds the constants ``--assume`` pins (they do not move in the band)."""
     used: dict = {}
 
     def central(name):  # the value used (or pinned), recording what the model reads
-        used[name] = constant(name)
+        used[name] = constant(name, pinned=pinned)
         return used[name]
 
     by = parts(central)
@@ -32,8 +34,8 @@ def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int
     def joules(values: dict) -> float:
         return float(sum(parts(lambda n: values.get(n, used[n])).values()))
 
-    pinned = {n: v for n, v in used.items() if n in A.REGISTRY and n in dict(A.pinned_key())}
-    drivers = [A.REGISTRY[n] for n in used if n in A.REGISTRY and n not in pinned]
+    held = {n: v for n, v in used.items() if n in A.REGISTRY and n in pinned}
+    drivers = [A.REGISTRY[n] for n in used if n in A.REGISTRY and n not in held]
     rows, low_corner, high_corner = [], {}, {}
     for a in drivers:
         at_low, at_high = joules({a.name: a.low}), joules({a.name: a.high})
@@ -45,8 +47,8 @@ def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int
     lo, hi = min(joules(low_corner), j), max(joules(high_corner), j)
     band = {"joules_per_step": [lo, hi], "watts": [lo / seconds, hi / seconds],
             "samples_per_joule": [batch_size / hi, batch_size / lo], "assumptions": len(rows), "drivers": rows}
-    if pinned:
-        band["pinned"] = pinned
+    if held:
+        band["pinned"] = held
     return {
         "joules_per_step": j,
         "watts": j / seconds,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..kernels.assumed import NOTHING, Pinned
 from ..report import Report
 from .constants import has_power_limits, power_limits
 from .summary import energy_section
@@ -31,7 +32,7 @@ def gemm_sram_bytes(m: int, n: int, k: int, rows: int, cols: int, dataflow: str,
     return float(e * (reads + writes))
 
 
-def systolic_energy(report: Report, spec) -> dict | None:
+def systolic_energy(report: Report, spec, pinned: Pinned = NOTHING) -> dict | None:
     name = spec.name
     if not has_power_limits(name) or "macs" not in report.activity:
         return None
@@ -47,4 +48,4 @@ def systolic_energy(report: Report, spec) -> dict | None:
                                + 8 * a["dram_bytes"] * get("systolic.dram_pj_per_bit")),
         }
 
-    return energy_section(parts, seconds, report.batch_size, power_limits(name), a, name)
+    return energy_section(parts, seconds, report.batch_size, power_limits(name, pinned), a, name, pinned)

@@ -1,7 +1,7 @@
 """Bands: a run's time when its named assumptions move over their ranges, from a few re-costs.
 
-A run records the works of the supersteps whose codelets read an assumption
-(:func:`mimdsim.assumptions.value`); nothing else is kept. Under a set of assumption values the
+A run records the works of the supersteps whose codelets read an assumption (from their tile's
+pinned values); nothing else is kept. Under a set of assumption values the
 total is the run's total plus two exact deltas:
 
 * chip fields (exchange, sync, link, host, launch constants): every superstep's exchange, sync
@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import assumptions as A
+from ..kernels.assumed import NOTHING, Pinned
 from ..program import Launch, Loop
 from .run import TouchedRun, _Costs
 from .fabric import exchange_phase, sync_cost
@@ -46,19 +47,20 @@ def _phases(step) -> int:
 class Recoster:
     """Total cycles of a recorded run under other assumption values (``total_cycles(values)``)."""
 
-    def __init__(self, program, total_cycles: float, recorded: list, overlap: float = 0.0):
+    def __init__(self, program, total_cycles: float, recorded: list, overlap: float = 0.0, pinned: Pinned = NOTHING):
         self.program, self.system, self.base = program, program.system, float(total_cycles)
+        self.pinned = pinned  # what the run held pinned (its codelet constants and host times)
         self.overlap = float(overlap)  # compute the run's barrier-free local supersteps overlapped
         self.recorded = recorded  # engine.run's Touched and TouchedRun records: compute that reads an assumption
         # what the schedule and the system fix (events, their counts, fabric re-costs) is kept with the
-        # program's static costs (cleared when the system or a pinned assumption changes), per schedule
+        # program's static costs, per schedule
         memo = program.static_costs.setdefault("band", {})
         hit = memo.get(id(program.schedule))
         if hit is None or hit[0] is not program.schedule:
             hit = memo[id(program.schedule)] = (program.schedule, self._events(program), {}, {})
         _, (self.events, self.phases, self.syncs, self.launches, self.calls), self._base, self._deltas = hit
         self._static, self._layouts = memo.setdefault("static", {}), memo.setdefault("layouts", {})
-        self.call_used = {name: A.value(name) for name in self.calls}  # the values the run charged
+        self.call_used = {name: A.value(name, self.pinned) for name in self.calls}  # the values the run charged
         # per record, the codelet assumptions whose codelets it runs, and its re-costed charges (memo)
         by_codelet = {}
         for a in A.REGISTRY.values():
@@ -95,7 +97,7 @@ class Recoster:
 
     def _costs(self, rec, costs, again):
         """A record's supersteps' ``(tiles, cycles)``: those touched for which ``again(step)`` holds
-        re-costed under the values pinned now, the others as the run costed them."""
+        re-costed under ``costs.tile``'s pinned values, the others as the run costed them."""
         if isinstance(rec, TouchedRun):
             return [costs.compute(s, rec.works, rec.iterations) if t and again(s) else c
                     for s, c, t in zip(rec.body, rec.costs, rec.touched)]
@@ -125,11 +127,11 @@ class Recoster:
         its charge at the run's values. ``free``: barrier-free supersteps overlap (``local_sync_cycles`` 0);
         else each is charged its slowest tile, as the engine charges them behind a barrier."""
         costs = _Costs.__new__(_Costs)  # the engine's own compute rule, on fresh caches
-        # static codelets' cycles under the values pinned now, and the supersteps' tile layouts (geometry
-        # only), kept with the program for its other runs; the dynamic ones are costed afresh
-        costs.tile, costs.layouts, costs.touched = self._tile(), self._layouts, frozenset()
+        # static codelets' cycles under each set of pinned values, and the supersteps' tile layouts
+        # (geometry only), kept with the program for its other runs; the dynamic ones are costed afresh
+        costs.layouts, costs.touched = self._layouts, frozenset()
         costs.n_tiles, costs.free = self.system.tiles, free
-        base = {n: A.value(n) for n in self._reads_any}
+        base = {n: A.value(n, self.pinned) for n in self._reads_any}
         delta = 0.0
         for i, (rec, reads) in enumerate(zip(self.recorded, self._reads)):
             if not reads & moved.keys():
@@ -137,10 +139,10 @@ class Recoster:
             key = (i, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
             if key not in self._per:
                 vals = {n: v for n, v in key[1] if v != base[n]}
-                with A.pinned(vals):
-                    costs.static = self._static.setdefault(A.pinned_key(), {})
-                    codelets = frozenset(c for n in vals for c in A.REGISTRY[n].codelets)
-                    self._per[key] = self._costs(rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))
+                costs.tile = self._tile(A.of_kind(self.pinned, "codelet") | vals)
+                costs.static = self._static.setdefault(costs.tile.pinned, {})
+                codelets = frozenset(c for n in vals for c in A.REGISTRY[n].codelets)
+                self._per[key] = self._costs(rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))
             for k, per in (((i, free), None), ((key, free), self._per[key])):
                 if k not in self._charges:
                     self._charges[k] = self._charge(rec, self._costs(rec, costs, lambda s: False) if per is None
@@ -148,9 +150,9 @@ class Recoster:
             delta += self._charges[(key, free)] - self._charges[(i, free)]
         return delta
 
-    def _tile(self):
+    def _tile(self, pinned: Pinned):
         from ..kernels.tile import Tile
-        return Tile.of(self.system.chip, self.program.meta.precision)
+        return Tile.of(self.system.chip, self.program.meta.precision, pinned)
 
     def _fabric_delta(self, fields: dict) -> float:
         """Exchange and host cycles added when the chip fields ``fields`` (inside the fabric's max()) change:
@@ -202,7 +204,7 @@ class Recoster:
             if A.REGISTRY[n].kind == "host" and n in self.calls:
                 delta += (v - self.call_used[n]) * chip.clock_hz * self.calls[n]
         # codelet constants moved away from the values the run used: re-cost only what reads them
-        codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet" and v != A.value(n)}
+        codelets = {n: v for n, v in values.items() if A.REGISTRY[n].kind == "codelet" and v != A.value(n, self.pinned)}
         if codelets and self.recorded:
             free = fields.get("local_sync_cycles", chip.local_sync_cycles) == 0
             delta += self._compute_delta(codelets, free)
@@ -259,7 +261,8 @@ def unread_by(program, names) -> list:
 def chip_band(program, report, recorded: list, fixed: dict) -> dict:
     """The band of a MIMD run (``report``) whose touched supersteps were ``recorded``: the chip's
     assumptions, the codelet ones whose codelets the program runs and the host calls it makes."""
-    rc = Recoster(program, report.total_cycles, recorded, report.activity.get("local_overlap_cycles", 0.0))
+    rc = Recoster(program, report.total_cycles, recorded, report.activity.get("local_overlap_cycles", 0.0),
+                  A.of_kind(Pinned.of(fixed), "codelet", "host"))
     clock = program.system.chip.clock_hz
     # a framework's host work per call drives the band only where the program makes such calls
     calls = [a for a in A.REGISTRY.values() if a.kind == "host" and a.name in rc.calls and a.name not in fixed]
@@ -286,16 +289,15 @@ def gpu_spec_with(spec, values: dict):
 def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float, framework: str | None = None) -> dict:
     """The band of a GPU column: ``estimate(spec) -> Report`` re-run (analytical, about a millisecond)
     with each GPU assumption moved, and each host constant of the column's ``framework`` (kind
-    "framework", e.g. eager PyTorch's per-op host cost), held by :func:`mimdsim.assumptions.pinned` for
-    the re-run: the eager timeline overlaps host and device, so a per-op cost moves the step by less
+    "framework", e.g. eager PyTorch's per-op host cost), passed to the re-run as ``estimate(spec, pinned)``'s
+    second argument: the eager timeline overlaps host and device, so a per-op cost moves the step by less
     than (value - used) x ops wherever the device is the slower stream, and only a re-run is exact."""
     drivers = drivers_of("gpu", spec, fixed)
     if framework:
         drivers += [a for a in A.for_preset("framework", framework) if a.name not in fixed]
 
     def evaluate(values):
-        with A.pinned({k: v for k, v in values.items() if A.REGISTRY[k].kind == "framework"}):
-            return estimate(gpu_spec_with(spec, values)).seconds_per_step
+        return estimate(gpu_spec_with(spec, values), A.of_kind(Pinned.of(values), "framework")).seconds_per_step
 
     out = band(evaluate, drivers, batch_size, base_seconds)
     pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "gpu"

@@ -31,6 +31,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from ..kernels.assumed import NOTHING, Pinned
 from ..kernels.tile import Tile
 
 from .. import assumptions
@@ -42,11 +43,12 @@ from .fabric import exchange_phase, sync_cost, traffic
 
 
 
-def launch_cycles(step: Launch, chip) -> float:
+def launch_cycles(step: Launch, chip, pinned: Pinned = NOTHING) -> float:
     """A launch's host cycles: the engine run (the chip's ``run_launch_cycles``), or the named host
-    time ``host_call`` (an assumption in seconds: a framework's work per call, a wait on the host)."""
+    time ``host_call`` (an assumption in seconds, as ``pinned`` holds it: a framework's work per call,
+    a wait on the host)."""
     if step.host_call:
-        return assumptions.value(step.host_call) * chip.clock_hz
+        return assumptions.value(step.host_call, pinned) * chip.clock_hz
     return chip.run_launch_cycles
 
 class Touched(NamedTuple):
@@ -86,7 +88,8 @@ class WorkSource(Protocol):
 class _Costs:
     """Charges superstep executions into the report's tallies."""
 
-    def __init__(self, program: Program, source, timeline, record: list | None = None, loop_cycles=None):
+    def __init__(self, program: Program, source, timeline, record: list | None = None, loop_cycles=None,
+                 pinned: Pinned = NOTHING):
         self.program, self.source, self.timeline = program, source, timeline
         # supersteps whose codelets read a named assumption (Touched, TouchedRun), for bands
         self.record, self.touched = record, (assumptions.touched_codelets() if record is not None else frozenset())
@@ -94,7 +97,9 @@ class _Costs:
         self.loop_cycles = loop_cycles
         system = program.system
         self.system = system
-        self.tile = Tile.of(system.chip, program.meta.precision)
+        # the codelets read their pinned assumptions from the tile, the launches the host calls'
+        self.tile = Tile.of(system.chip, program.meta.precision, assumptions.of_kind(pinned, "codelet"))
+        self.host_pinned = assumptions.of_kind(pinned, "host")
         self.n_tiles = system.tiles
         self.cycles = empty_cycles()
         self.per_step: dict[str, dict] = {}
@@ -104,16 +109,15 @@ class _Costs:
         self.free = system.chip.local_sync_cycles == 0
         self.carry = None
         self.overlap_saved = 0.0
-        # static costs live with the program: a compiled program is run many times
-        # the whole spec (an overridden chip keeps its preset's name) and any pinned codelet assumption
-        key = (self.tile, system, assumptions.pinned_key())
-        if program.static_costs.get("key") != key:
-            program.static_costs.clear()
-            program.static_costs.update(key=key, compute={}, exchange={}, layouts={}, traffic={})
-        self.static: dict[int, np.ndarray] = program.static_costs["compute"]
-        self.exchange: dict[int, tuple[float, float]] = program.static_costs["exchange"]
-        self.layouts: dict[int, tuple] = program.static_costs["layouts"]
-        self.traffic: dict[int, np.ndarray] = program.static_costs.setdefault("traffic", {})
+        # static costs live with the program: a compiled program is run many times; kept per tile (its
+        # pinned codelet assumptions), whole spec (an overridden chip keeps its preset's name) and pinned
+        # host times, side by side, so runs under other pins (another thread's) never clear them
+        key = ("costs", self.tile, system, self.host_pinned)
+        cached = program.static_costs.setdefault(key, {"compute": {}, "exchange": {}, "layouts": {}, "traffic": {}})
+        self.static: dict[int, np.ndarray] = cached["compute"]
+        self.exchange: dict[int, tuple[float, float]] = cached["exchange"]
+        self.layouts: dict[int, tuple] = cached["layouts"]
+        self.traffic: dict[int, np.ndarray] = cached["traffic"]
         self.group_starts = program.mapping.tile_groups(self.n_tiles)[0] if timeline is not None else None
 
     def static_cycles(self, vs: VertexSet):
@@ -206,7 +210,7 @@ class _Costs:
         kinds = dict.fromkeys(KINDS, 0.0)
         tile_cycles = None
         if isinstance(step, Launch):
-            kinds["host"] = launch_cycles(step, self.system.chip)
+            kinds["host"] = launch_cycles(step, self.system.chip, self.host_pinned)
             self.carry = None
         else:
             tiles, local = computed
@@ -379,7 +383,7 @@ class _Costs:
             moved = np.zeros(3)
             for j, s in enumerate(body):
                 if isinstance(s, Launch):
-                    fixed[kind["host"], j] = launch_cycles(s, self.system.chip)
+                    fixed[kind["host"], j] = launch_cycles(s, self.system.chip, self.host_pinned)
                     continue
                 fixed[kind["exchange"], j], fixed[kind["host"], j] = self.exchange_of(s)
                 fixed[kind["sync"], j] = float(sync_cost(s.sync, self.system))
@@ -461,7 +465,8 @@ def _stack(works: list[dict]) -> dict:
 
 
 def run_program(program: Program, source: WorkSource | None = None, *, timeline: list | None = None,
-                progress=None, record: list | None = None, loop_cycles: list | None = None) -> Report:
+                progress=None, record: list | None = None, loop_cycles: list | None = None,
+                pinned: Pinned = NOTHING) -> Report:
     """Run ``program`` against ``source`` (None: an analytical program of static codelets).
 
     ``timeline``: if a list is given, one record per superstep execution is appended
@@ -474,8 +479,10 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
     program with a work source is appended: ``(t, cycles)``, the iterations' t in execution order
     and each iteration's cycles (every kind, every superstep of the body) — what an estimate
     from a few iterations extrapolates (:func:`mimdsim.workloads.snn.placement.score`).
+    ``pinned``: the named assumptions pinned for this run (codelet constants and host times; a chip
+    field is its spec's, already on ``program.system``).
     """
-    costs = _Costs(program, source, timeline, record, loop_cycles)
+    costs = _Costs(program, source, timeline, record, loop_cycles, pinned)
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
     done = 0
     for step in program.schedule:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import assumptions as A
+from ..kernels.assumed import NOTHING, Pinned
 from ..validate import check_choice, check_number
 
 
@@ -68,11 +69,13 @@ def default_precision(strategy: str, gpu_spec) -> str:
     return "tf32" if fw.float32_matmul == "tf32" and gpu_spec.tf32_flops else "fp32"
 
 
-def framework(name: str | FrameworkSpec = "pytorch-eager") -> FrameworkSpec:
+def framework(name: str | FrameworkSpec = "pytorch-eager", pinned: Pinned = NOTHING) -> FrameworkSpec:
+    """The framework's spec, with the host constants ``pinned`` holds (a band's corner or ``--assume``:
+    eager_*) set on it."""
     if isinstance(name, FrameworkSpec):
         return name
     check_choice("framework", name, tuple(FRAMEWORKS))
-    held = A.pinned_fields("framework", name)  # a band or --assume holding a host constant (eager_*)
+    held = A.pinned_fields("framework", name, pinned)
     return dataclasses.replace(FRAMEWORKS[name], **held) if held else FRAMEWORKS[name]
 
 

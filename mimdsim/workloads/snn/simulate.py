@@ -213,15 +213,14 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
                             random_policy=(net.input_overflow == "random", net.overflow == "random"))
     recorded = [] if band else None
-    with A.pinned({k: v for k, v in assume.items() if A.REGISTRY[k].kind in ("codelet", "host")}):
-        report = run_program(program, source, timeline=timeline, progress=progress, record=recorded)
-        if band:
-            report.uncertainty = chip_band(program, report, recorded, assume)
+    report = run_program(program, source, timeline=timeline, progress=progress, record=recorded,
+                         pinned=A.of_kind(assume, "codelet", "host"))
+    if band:
+        report.uncertainty = chip_band(program, report, recorded, assume)
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
     if choice.searched:
         report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
-    with A.pinned({k: v for k, v in assume.items() if A.REGISTRY[k].kind == "energy"}):  # --assume of an energy constant
-        report.energy = chip_energy(report, program.system)
+    report.energy = chip_energy(report, program.system, A.of_kind(assume, "energy"))
     idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles,
                            searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer

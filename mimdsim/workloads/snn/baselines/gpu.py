@@ -25,6 +25,7 @@ from ....arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ....energy import gpu_energy, kernel_activity
 from ....errors import ConfigError, OutOfDeviceMemory
 from ....gpu.model import Kernel, gemm, kernel_seconds, weight_gemm
+from ....kernels.assumed import NOTHING, Pinned
 from .eager import weight_elements
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
@@ -164,7 +165,7 @@ GPU_KINDS = ("compute", "launch")
 
 def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy: str = "fused",
              precision: str | None = None, activity=None, input_activity=None, optimizer: str = "adam",
-             check_memory: bool = True, eager_source: str | None = None) -> Report:
+             check_memory: bool = True, eager_source: str | None = None, pinned: Pinned = NOTHING) -> Report:
     """One training step of ``net`` on a GPU under a named execution strategy.
 
     ``activity`` (spike fraction per neuron layer, one number or a list) and
@@ -172,12 +173,13 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     same work whatever the activity. ``eager_source`` (the ``eager`` strategy only): "trace"
     (the real snnTorch step traced, the default where torch and snnTorch are installed) or
     "census" (the hand census of snnTorch 1.0, the default without them); ``eager_trace.py``.
+    ``pinned``: the framework host constants and energy constants pinned (``--assume``, a band's corner).
     """
     from ....gpu.framework import STRATEGY_FRAMEWORK, default_precision, framework
 
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     check_choice("strategy", strategy, STRATEGIES, where="GPU ")
-    fw = framework(STRATEGY_FRAMEWORK[strategy])
+    fw = framework(STRATEGY_FRAMEWORK[strategy], pinned)
     if precision is None:  # the framework's float32 matmul precision on this GPU
         precision = default_precision(strategy, spec)
     check_choice("precision", precision, PRECISIONS)
@@ -210,9 +212,9 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
         from . import eager_trace
         if eager_trace.source(eager_source) == "trace":
             return _eager_trace_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer,
-                                       memory, used)
+                                       memory, used, pinned)
         return _eager_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer, e, memory,
-                             used)
+                             used, pinned)
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
                                     activity=acts, optimizer=optimizer, specs=specs)
     hz = spec.clock_hz
@@ -248,17 +250,17 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
                    "kernel_launches": launches},
         notes=notes, activity=kernel_activity(kernels, precision),
     )
-    report.energy = gpu_energy(report, spec)
+    report.energy = gpu_energy(report, spec, pinned)
     return report
 
 
-def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used) -> Report:
+def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used, pinned) -> Report:
     """The ``eager`` strategy: snnTorch's op stream from Python, host and device asynchronous
     (:mod:`.eager`); ``compute`` is the device's kernel time, ``host`` the time it waits for the host."""
     from ....gpu.framework import framework
     from . import eager
 
-    fw = framework("pytorch-eager")
+    fw = framework("pytorch-eager", pinned)
     bias = [b is not None for b in getattr(net, "biases", [None] * (len(sizes) - 1))]
     ops = eager.step_ops(sizes, T, B, e=e, specs=getattr(net, "specs", None), bias=bias, optimizer=optimizer)
     host = eager.host_seconds(ops, fw)
@@ -295,18 +297,19 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used)
                        "traced: pip install \"mimdsim[torch]\" to trace the installed versions)"],
         activity=kernel_activity([op.kernel for op in ops], precision),
     )
-    report.energy = gpu_energy(report, spec)
+    report.energy = gpu_energy(report, spec, pinned)
     return report
 
 
-def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, used) -> Report:
+def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, used, pinned) -> Report:
     """The ``eager`` strategy from a trace of the real snnTorch step on the installed versions
     (:mod:`.eager_trace`), costed by :func:`mimdsim.gpu.trace_cost.costed_trace`."""
+    from ....gpu.framework import framework
     from ....gpu.trace_cost import costed_trace
     from . import eager_trace
 
     trace = eager_trace.step_trace(net, T, B, optimizer)
-    r, kernels = costed_trace(trace, spec, precision=precision)
+    r, kernels = costed_trace(trace, spec, framework=framework("pytorch-eager", pinned), precision=precision)
     traced = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
     r.model, r.mode, r.batch_size, r.timesteps = describe_sizes(sizes), f"eager {precision}", B, T
     r.memory = {"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory}
@@ -315,5 +318,5 @@ def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, us
     r.notes = [f"strategy eager: the snnTorch training step traced ({traced}; the real modules on the meta "
                f"device, eager_trace.py), precision {precision}"] + r.notes
     r.activity = kernel_activity(kernels, precision)
-    r.energy = gpu_energy(r, spec)
+    r.energy = gpu_energy(r, spec, pinned)
     return r

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ....arch.systolic import SystolicSpec, systolic
 from ....energy import gemm_sram_bytes, systolic_energy
 from ....gpu.systolic import systolic_gemm_cycles
+from ....kernels.assumed import NOTHING, Pinned
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
 from .gpu import training_step_kernels
@@ -22,7 +23,10 @@ from ..step import check_step
 SYSTOLIC_KINDS = ("array", "vector", "dram")
 
 
-def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, optimizer: str = "adam") -> Report:
+def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, optimizer: str = "adam",
+                      pinned: Pinned = NOTHING) -> Report:
+    """One training step of ``net`` on a systolic array (fused schedule); ``pinned``: the energy constants
+    pinned (``--assume``)."""
     spec = array if isinstance(array, SystolicSpec) else systolic(array)
     check_step(timesteps, batch_size, optimizer)
     sizes = list(net.sizes)
@@ -60,5 +64,5 @@ def systolic_estimate(net, array="tpu-v1", *, timesteps: int, batch_size: int, o
         notes=["fused schedule (T-folded GEMMs); SRAM capacity and double buffering not modelled"],
         activity=activity,
     )
-    report.energy = systolic_energy(report, spec)
+    report.energy = systolic_energy(report, spec, pinned)
     return report
