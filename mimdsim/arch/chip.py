@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..validate import check_int
+from .execution import BULK_SYNCHRONOUS, ChipFamily, register
 from .presets import Family
 
 KiB = 1024
@@ -181,6 +182,9 @@ DESCRIPTIONS = {
 }
 
 CHIPS = Family(ChipSpec, kind="chip", maker="chip", presets=PRESETS, descriptions=DESCRIPTIONS)
+IPU = register(ChipFamily("graphcore-ipu", BULK_SYNCHRONOUS, CHIPS,
+                          "Graphcore IPUs: tiles with private SRAM and six barrel-threaded workers, bulk-synchronous "
+                          "compute, exchange and sync"))
 chip_description = CHIPS.description  # long name of a preset ("" if none)
 
 

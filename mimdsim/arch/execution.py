@@ -1,0 +1,51 @@
+"""How a chip family executes a program: the seam a second MIMD family plugs into.
+
+Each chip family declares its execution model and its spec family (spec dataclass and presets).
+The IPU family runs bulk-synchronous supersteps (compute, exchange, sync across every tile); a
+family whose cores stream data to each other through buffers while they compute (a dataflow
+model) registers its own specs here, from a module of its own, and the workloads choose their
+lowering and costs by the model (``mimdsim.workloads.snn.simulate.LOWERINGS``), so the IPU's code
+is not touched. Knows no model and no workload.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from ..validate import did_you_mean
+from .presets import Family
+
+BULK_SYNCHRONOUS = "bulk-synchronous"  # Valiant's BSP as the IPU runs it: compute, exchange, sync
+
+
+@dataclass(frozen=True)
+class ChipFamily:
+    """A family of MIMD chips: how they execute and which specs and presets they have."""
+
+    name: str  # e.g. "graphcore-ipu"
+    execution: str  # the execution model the workloads lower to, e.g. BULK_SYNCHRONOUS
+    specs: Family  # the spec dataclass and its presets
+    description: str
+
+
+FAMILIES: dict[str, ChipFamily] = {}
+
+
+def register(family: ChipFamily) -> ChipFamily:
+    """Add a chip family; its preset names must be new (a preset name picks its family)."""
+    for other in FAMILIES.values():
+        clash = set(other.specs.presets) & set(family.specs.presets)
+        if clash:
+            raise ValueError(f"chip family {family.name}: presets {sorted(clash)} are {other.name}'s already")
+    FAMILIES[family.name] = family
+    return family
+
+
+def family_of(chip) -> ChipFamily:
+    """The family of a chip spec (by its dataclass) or of a preset name."""
+    for f in FAMILIES.values():
+        if isinstance(chip, f.specs.spec) or (isinstance(chip, str) and chip in f.specs.presets):
+            return f
+    names = [p for f in FAMILIES.values() for p in f.specs.presets]
+    raise ConfigError(f"unknown chip {chip!r}: no chip family has it; presets are {', '.join(names)}."
+                      + (did_you_mean(chip, names) if isinstance(chip, str) else ""))
