@@ -3,6 +3,11 @@
 Execution-driven (``inputs`` and ``labels`` given): real numerics, exact loss and
 gradients. Rate-driven (``timesteps``, ``batch_size`` and ``activity`` given): spike
 counts drawn from the activity, no numerics. Both cost the same program the same way.
+
+``simulate`` is a pipeline of stages, each a function with one job: resolve and check the settings
+(``_resolve``), choose the program (``_choose_program``: the placement search), build the work
+source, run the engine and the band (``_run_and_band``), then the report's layers and placement,
+energy and notes.
 """
 from __future__ import annotations
 
