@@ -456,3 +456,20 @@ def test_dynamic_codelet_without_a_source_raises_config_error():
     vs = VertexSet("lif_forward", 1, np.array([0, 1]), {"n_local": np.array([4, 4])})
     with pytest.raises(mimdsim.ConfigError, match="lif_forward"):
         run_program(make_program([Superstep("fwd", "forward", compute=(vs,))]))
+
+
+def test_a_loop_charged_at_once_records_what_per_execution_charges_record():
+    """The engine hands every charge to one recorder (``mimdsim.engine.recorder``): a loop body charged
+    at once (a cumulative sum per phase) and charged execution by execution (a timeline asked for) leave
+    the same tallies, exactly, and the loop-cycle records add up to the loops' share."""
+    body = local_body() + loop_body() + (Launch(),)
+    prog = make_program([Launch(), Loop("fwd", 3, body), Superstep("upd", "update", compute=(sgd_set(),)),
+                         Loop("bwd", 2, body, reverse=True)])
+    loops = []
+    at_once = run_program(prog, Recorder(), loop_cycles=loops)
+    timeline = []
+    each = run_program(prog, Recorder(), timeline=timeline)
+    assert at_once.to_dict() == each.to_dict()
+    assert [list(t) for t, _ in loops] == [[0, 1, 2], [1, 0]]
+    in_loops = sum(r[k] for r in timeline if r["t"] is not None for k in KINDS)
+    assert sum(c.sum() for _, c in loops) == in_loops

@@ -13,7 +13,8 @@ from mimdsim.engine import run_program
 from mimdsim.errors import ConfigError, OutOfTileMemory
 from mimdsim.program import Loop
 from mimdsim.snn import Network
-from mimdsim.workloads.snn.placement import fewest_per_chips, memory_floor, placing_counts, score, search
+from mimdsim.workloads.snn.placement import (Problem, fewest_per_chips, fits, memory_floor, placing_counts,
+                                              score, search)
 from mimdsim.workloads.snn.programs.compile import compile_program
 from mimdsim.workloads.snn.sources import RateSource
 from mimdsim.workloads.snn.study import multi_layer
@@ -81,6 +82,14 @@ def test_pinned_count_that_does_not_fit_names_the_counts_that_do():
     with pytest.raises(ConfigError, match="--chips-used 3 is more than the 2 chip"):
         mimdsim.simulate(net, system("ipu-mk2", chips=2), timesteps=50, batch_size=48, activity=0.02,
                          schedule="fused", chips_used=3)
+
+
+def test_chips_used_no_count_places_on_is_refused():
+    # 978-978-976-10 on 1472-tile chips: one neuron per tile needs 3 chips, two or more fit on one, so
+    # no count uses exactly 2 (this once fell through to the remedies with nothing to remedy)
+    net = Network.feedforward([2312, 978, 978, 976, 10], max_activity=0.01)
+    with pytest.raises(ConfigError, match="no neurons-per-tile count places the layers on exactly 2 chip"):
+        search(net.sizes, net.capacities, system("ipu-mk2", chips=3), chips_used=2, timesteps=20, batch_size=8)
 
 
 def _best(sizes, chip, *, max_activity=0.01, T=50, B=48, schedule="fused", **kw):
@@ -235,10 +244,24 @@ def test_a_larger_count_can_need_less_memory():
 def test_fewest_tiles_remedy_to_about_one_percent(capsys):
     # the remedy bisects the tile count to max(8, 1%): --tiles 1506 fits (the OOM test applies it), and
     # 1506 - 15 does not
-    from mimdsim.workloads.snn.placement import _fits
     net = Network.feedforward([1000, 1500, 1500, 1500, 10], max_activity=0.05)
-    kw = (("optimizer", "adam"), ("precision", "fp32"), ("reserve_tile0", True), ("schedule", "fused"),
-          ("static_input", False), ("structure", None), ("training", True), ("batch_size", 48), ("timesteps", 50))
-    fits = {t: _fits(tuple(net.sizes), tuple(net.capacities), system("ipu-mk2", tiles=t), None, None, kw)
-            for t in (1491, 1506)}
-    assert fits[1491] is None and fits[1506] is not None
+    kw = dict(optimizer="adam", precision="fp32", reserve_tile0=True, schedule="fused", static_input=False,
+              structure=None, training=True, batch_size=48, timesteps=50)
+    problem = Problem.of(net.sizes, net.capacities, system("ipu-mk2"), kw)
+    assert not fits(problem.relaxed(tiles=1491)) and fits(problem.relaxed(tiles=1506))
+
+
+def test_each_candidate_compiled_once(monkeypatch):
+    # the search and its remedies share the candidates: a count of one problem is compiled once
+    from mimdsim.workloads.snn import placement
+    compiled = []
+    real = placement.compile_program
+    monkeypatch.setattr(placement, "compile_program",
+                        lambda *a, **kw: compiled.append((a[2], kw["neurons_per_tile"], kw["batch_size"],
+                                                          kw["timesteps"])) or real(*a, **kw))
+    placement._FITS.clear()
+    net = Network.feedforward([1000, 1500, 1500, 1500, 10], max_activity=0.05)
+    with pytest.raises(OutOfTileMemory):
+        search(net.sizes, net.capacities, system("ipu-mk2"), timesteps=50, batch_size=48, schedule="fused",
+               neurons_per_tile=4)
+    assert compiled and len(compiled) == len(set(compiled))

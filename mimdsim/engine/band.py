@@ -1,4 +1,5 @@
-"""Bands: a run's time when its named assumptions move over their ranges, from a few re-costs.
+"""Bands: a run's time (chip, GPU, systolic array) or energy when its named assumptions move over their
+ranges. Every band is made here; a chip run's from a few re-costs:
 
 A run records the works of the supersteps whose codelets read an assumption (from their tile's
 pinned values); nothing else is kept. Under a set of assumption values the
@@ -242,6 +243,29 @@ def band(evaluate, drivers: list, batch_size: int, base_seconds: float) -> dict:
     lo, hi = min(lo, base_seconds), max(hi, base_seconds)
     return {"seconds_per_step": [lo, hi], "samples_per_second": [batch_size / hi, batch_size / lo],
             "assumptions": len(drivers), "drivers": rows}
+
+
+def energy_band(joules, central: float, used: dict, pinned: Pinned, seconds: float, batch_size: int) -> dict:
+    """The band of an energy section: ``joules(values) -> joules per step`` re-evaluated with each energy
+    constant it read (``used``: name -> value) that is a named assumption and not ``pinned`` moved over its
+    range (the drivers, largest swing first), and the corners set each at the end that lowers, or raises,
+    the joules; the step's time (``seconds``) is the point estimate's."""
+    held = {n: v for n, v in used.items() if n in A.REGISTRY and n in pinned}
+    drivers = [A.REGISTRY[n] for n in used if n in A.REGISTRY and n not in held]
+    rows, low_corner, high_corner = [], {}, {}
+    for a in drivers:
+        at_low, at_high = joules({a.name: a.low}), joules({a.name: a.high})
+        low_corner[a.name], high_corner[a.name] = (a.low, a.high) if at_low <= at_high else (a.high, a.low)
+        rows.append({"name": a.name, "value": a.value, "range": [a.low, a.high], "unit": a.unit,
+                     "joules_per_step": [min(at_low, at_high), max(at_low, at_high)], "at_low": at_low,
+                     "at_high": at_high})
+    rows.sort(key=lambda r: -(r["joules_per_step"][1] - r["joules_per_step"][0]))
+    lo, hi = min(joules(low_corner), central), max(joules(high_corner), central)
+    out = {"joules_per_step": [lo, hi], "watts": [lo / seconds, hi / seconds],
+           "samples_per_joule": [batch_size / hi, batch_size / lo], "assumptions": len(rows), "drivers": rows}
+    if held:
+        out["pinned"] = held
+    return out
 
 
 def unread_by(program, names) -> list:

@@ -37,9 +37,10 @@ from ..kernels.tile import Tile
 from .. import assumptions
 from ..errors import ConfigError
 from ..program import Launch, Loop, Program, Superstep, VertexSet
-from ..report import KINDS, Report, empty_cycles
+from ..report import KINDS, Report
 from .cost import codelet, vertex_cycles
 from .fabric import exchange_phase, sync_cost, traffic
+from .recorder import Recorder
 
 
 
@@ -86,29 +87,23 @@ class WorkSource(Protocol):
 
 
 class _Costs:
-    """Charges superstep executions into the report's tallies."""
+    """Costs superstep executions and charges them to the run's :class:`~.recorder.Recorder`."""
 
-    def __init__(self, program: Program, source, timeline, record: list | None = None, loop_cycles=None,
+    def __init__(self, program: Program, source, out: Recorder, record: list | None = None,
                  pinned: Pinned = NOTHING):
-        self.program, self.source, self.timeline = program, source, timeline
+        self.program, self.source, self.out = program, source, out
         # supersteps whose codelets read a named assumption (Touched, TouchedRun), for bands
         self.record, self.touched = record, (assumptions.touched_codelets() if record is not None else frozenset())
         self.times = 1  # executions one compute() call is charged for (an analytical loop: its count)
-        self.loop_cycles = loop_cycles
         system = program.system
         self.system = system
         # the codelets read their pinned assumptions from the tile, the launches the host calls'
         self.tile = Tile.of(system.chip, program.meta.precision, assumptions.of_kind(pinned, "codelet"))
         self.host_pinned = assumptions.of_kind(pinned, "host")
         self.n_tiles = system.tiles
-        self.cycles = empty_cycles()
-        self.per_step: dict[str, dict] = {}
-        self.tile_compute = np.zeros(self.n_tiles)
-        self.moved = np.zeros(3)  # bytes moved: on-chip exchange, chip-to-chip links, host (energy model)
-        # barrier-free local supersteps: per-tile compute since the last barrier, and what overlapping saved
+        # barrier-free local supersteps: per-tile compute since the last barrier
         self.free = system.chip.local_sync_cycles == 0
         self.carry = None
-        self.overlap_saved = 0.0
         # static costs live with the program: a compiled program is run many times; kept per tile (its
         # pinned codelet assumptions), whole spec (an overridden chip keeps its preset's name) and pinned
         # host times, side by side, so runs under other pins (another thread's) never clear them
@@ -118,7 +113,6 @@ class _Costs:
         self.exchange: dict[int, tuple[float, float]] = cached["exchange"]
         self.layouts: dict[int, tuple] = cached["layouts"]
         self.traffic: dict[int, np.ndarray] = cached["traffic"]
-        self.group_starts = program.mapping.tile_groups(self.n_tiles)[0] if timeline is not None else None
 
     def static_cycles(self, vs: VertexSet):
         """``(tiles, cycles)`` of a static vertex set, computed once per program."""
@@ -208,41 +202,28 @@ class _Costs:
     def charge(self, step, t, computed=None, count: int = 1) -> None:
         """Charge ``step`` at iteration ``t`` (its ``(tiles, cycles)`` compute given) ``count`` times."""
         kinds = dict.fromkeys(KINDS, 0.0)
-        tile_cycles = None
         if isinstance(step, Launch):
             kinds["host"] = launch_cycles(step, self.system.chip, self.host_pinned)
             self.carry = None
-        else:
-            tiles, local = computed
-            kinds["exchange"], kinds["host"] = self.exchange_of(step)
-            self.moved += count * self.traffic_of(step)
-            kinds["compute"] = float(local.max()) if step.compute and local.size else 0.0
-            kinds["sync"] = float(sync_cost(step.sync, self.system))
-            if step.sync == "local" and self.free:  # no barrier: the tiles run on
-                if self.carry is None:
-                    self.carry = np.zeros(self.n_tiles)
-                before = float(self.carry.max())
-                self.carry[tiles] += local
-                added = float(self.carry.max()) - before
-                self.overlap_saved += count * (kinds["compute"] - added)
-                kinds["compute"] = added
-            else:
+            self.out.on_superstep(step, t, kinds, count)
+            return
+        tiles, local = computed
+        saved = None
+        kinds["exchange"], kinds["host"] = self.exchange_of(step)
+        kinds["compute"] = float(local.max()) if step.compute and local.size else 0.0
+        kinds["sync"] = float(sync_cost(step.sync, self.system))
+        if step.sync == "local" and self.free:  # no barrier: the tiles run on
+            if self.carry is None:
                 self.carry = np.zeros(self.n_tiles)
-                self.carry[tiles] = local
-            self.tile_compute[tiles] += local if count == 1 else count * local
-            if self.timeline is not None:
-                tile_cycles = np.zeros(self.n_tiles)
-                tile_cycles[tiles] = local
-        phase = self.cycles[step.phase]
-        rec = self.per_step.setdefault(step.name, {"count": 0, "phase": step.phase, **dict.fromkeys(KINDS, 0.0)})
-        rec["count"] += count
-        for k, v in kinds.items():
-            phase[k] += v if count == 1 else count * v
-            rec[k] += v if count == 1 else count * v
-        if self.timeline is not None:
-            groups = (np.maximum.reduceat(tile_cycles, self.group_starts) if tile_cycles is not None
-                      else np.zeros(len(self.group_starts)))
-            self.timeline.append({"name": step.name, "phase": step.phase, "t": t, **kinds, "group_compute": groups})
+            before = float(self.carry.max())
+            self.carry[tiles] += local
+            added = float(self.carry.max()) - before
+            saved = count * (kinds["compute"] - added)
+            kinds["compute"] = added
+        else:
+            self.carry = np.zeros(self.n_tiles)
+            self.carry[tiles] = local
+        self.out.on_superstep(step, t, kinds, count, computed, self.traffic_of(step), saved)
 
     def step(self, step, t) -> None:
         """A superstep or launch outside loops."""
@@ -253,28 +234,27 @@ class _Costs:
         works = {id(vs): self.source.work(vs, t) for vs in step.compute} if self.source is not None else {}
         self.charge(step, t, self.compute(step, works, None))
 
-    def loop(self, loop: Loop, progress, done: int, total: int) -> int:
+    def loop(self, loop: Loop, done: int, total: int) -> int:
         """Numerics of every iteration, then the costs of all of them; returns iterations done."""
         ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
         self.carry = None
+        each = self.out.per_execution
         if self.source is None:  # every cost is static: one evaluation, charged count times
-            self.times = loop.count if self.timeline is None else 1
-            for _ in range(1 if self.timeline is None else loop.count):
+            self.times = 1 if each else loop.count
+            for _ in range(loop.count if each else 1):
                 self.carry = None  # a run of barrier-free supersteps is cut at the iteration boundary
                 for s in loop.body:
                     cyc = None if isinstance(s, Launch) else self.compute(s, {}, None)
-                    self.charge(s, None, cyc, loop.count if self.timeline is None else 1)
+                    self.charge(s, None, cyc, 1 if each else loop.count)
             self.times = 1
             self.carry = None
-            if progress is not None:
-                progress(done + loop.count, total)
+            self.out.on_progress(done + loop.count, total)
             return loop.count
         whole = getattr(self.source, "loop_work", None)  # optional: every iteration's work at once
         works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
             if whole is not None else None
         if works is not None:
-            if progress is not None:
-                progress(done + len(ts), total)
+            self.out.on_progress(done + len(ts), total)
         else:
             work = self.source.work
             flat = [(vs, None if codelet(vs.codelet).static else []) for s in loop.body
@@ -284,13 +264,12 @@ class _Costs:
                     w = work(vs, t)
                     if kept is not None:
                         kept.append(w)
-                if progress is not None:
-                    progress(done + i + 1, total)
+                self.out.on_progress(done + i + 1, total)
             works = {id(vs): kept for vs, kept in flat if kept is not None}
         per_step = [None if isinstance(s, Launch) else self.compute(s, works, len(ts)) for s in loop.body]
         if self.touched:
             self.record_segments(loop.body, per_step, works, len(ts))
-        if self.timeline is not None:  # one record per execution
+        if each:  # one record per execution
             for i, t in enumerate(ts):
                 self.carry = None  # a run of barrier-free supersteps is cut at the iteration boundary
                 for s, cyc in zip(loop.body, per_step):
@@ -393,56 +372,27 @@ class _Costs:
             hit = self.layouts[("body", id(body))] = (body, fixed, moved if exact else None)
         return hit[1], hit[2]
 
-    def charge_loop(self, body, per_step, iterations: int, ts=None) -> None:
-        """Charge every iteration of a loop body at once. Totals are accumulated in execution
-        order (a cumulative sum over the interleaved sequence adds exactly as one-by-one charges)."""
-        n = len(body)
-        vals = np.zeros((len(KINDS), iterations, n))  # kind, iteration, superstep
-        kind = {k: i for i, k in enumerate(KINDS)}
+    def charge_loop(self, body, per_step, iterations: int, ts) -> None:
+        """Charge every iteration of a loop body at once: ``vals[kind, iteration, superstep]``, the
+        barrier-free supersteps' compute as ``local_runs`` overlaps it, handed to the recorder."""
+        vals = np.zeros((len(KINDS), iterations, len(body)))  # kind, iteration, superstep
+        compute = KINDS.index("compute")
         overlapped = self.local_runs(body, per_step, iterations)
         fixed, moved = self.body_costs(body)
         vals[:] = fixed[:, None, :]  # exchange, sync, host and launches: the same in every iteration
-        if moved is not None:
-            self.moved += iterations * moved
+        saved = []
         for j, (s, cyc) in enumerate(zip(body, per_step)):
             if isinstance(s, Launch):
                 continue
             tiles, local = cyc
-            if moved is None:
-                self.moved += iterations * self.traffic_of(s)
             if s.compute and local.size:
-                vals[kind["compute"], :, j] = local.max(axis=-1)
+                vals[compute, :, j] = local.max(axis=-1)
                 if j in overlapped:
-                    self.overlap_saved += float((vals[kind["compute"], :, j] - overlapped[j]).sum())
-                    vals[kind["compute"], :, j] = overlapped[j]
-            # cycle counts are integers: any order of adding them is exact
-            self.tile_compute[tiles] += local.sum(axis=0) if local.ndim == 2 else iterations * local
-        if self.loop_cycles is not None:  # every iteration's cycles, all kinds and supersteps: (t, cycles)
-            self.loop_cycles.append((np.asarray(ts), vals.sum(axis=(0, 2))))
-        phases = [s.phase for s in body]
-        for phase in dict.fromkeys(phases):
-            cols = np.array([p == phase for p in phases])
-            tot = self.cycles[phase]
-            seq = np.concatenate([[[tot[k]] for k in KINDS], vals[:, :, cols].reshape(len(KINDS), -1)], axis=1)
-            for k, v in zip(KINDS, np.cumsum(seq, axis=1)[:, -1]):
-                tot[k] = float(v)
-        names = [s.name for s in body]
-        for s in body:
-            self.per_step.setdefault(s.name, {"count": 0, "phase": s.phase, **dict.fromkeys(KINDS, 0.0)})
-        if len(set(names)) == n:  # every superstep once: all records in one cumulative sum
-            start = np.array([[self.per_step[nm][k] for nm in names] for k in KINDS])  # [kinds, n]
-            last = np.cumsum(np.concatenate([start[:, :, None], vals.transpose(0, 2, 1)], axis=2), axis=2)[..., -1]
-            for j, nm in enumerate(names):
-                rec = self.per_step[nm]
-                rec["count"] += iterations
-                for i, k in enumerate(KINDS):
-                    rec[k] = float(last[i, j])
-            return
-        for j, s in enumerate(body):  # a name twice in the body: its records add in body order
-            rec = self.per_step[s.name]
-            rec["count"] += iterations
-            for i, k in enumerate(KINDS):
-                rec[k] = float(np.cumsum(np.concatenate([[rec[k]], vals[i, :, j]]))[-1])
+                    saved.append(float((vals[compute, :, j] - overlapped[j]).sum()))
+                    vals[compute, :, j] = overlapped[j]
+        per_iteration = [moved] if moved is not None else [self.traffic_of(s) for s in body
+                                                            if not isinstance(s, Launch)]
+        self.out.on_loop(body, ts, vals, per_step, per_iteration, saved)
 
 
 def _increasing(a: np.ndarray) -> bool:
@@ -482,12 +432,15 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
     ``pinned``: the named assumptions pinned for this run (codelet constants and host times; a chip
     field is its spec's, already on ``program.system``).
     """
-    costs = _Costs(program, source, timeline, record, loop_cycles, pinned)
+    n_tiles = program.system.tiles
+    out = Recorder(n_tiles, timeline=timeline, loop_cycles=loop_cycles, progress=progress,
+                   group_starts=program.mapping.tile_groups(n_tiles)[0] if timeline is not None else None)
+    costs = _Costs(program, source, out, record, pinned)
     total = sum(s.count for s in program.schedule if isinstance(s, Loop))
     done = 0
     for step in program.schedule:
         if isinstance(step, Loop):
-            done += costs.loop(step, progress, done, total)
+            done += costs.loop(step, done, total)
         else:
             costs.step(step, None)
     system = program.system
@@ -498,13 +451,8 @@ def run_program(program: Program, source: WorkSource | None = None, *, timeline:
     return Report(architecture=system.name, platform="mimd", model=program.meta.model,
                   mode=f"{source.mode}-driven" if source is not None else "analytical",
                   timesteps=program.timesteps, batch_size=program.batch_size, clock_hz=system.chip.clock_hz,
-                  cycles=costs.cycles, steps=costs.per_step, memory=copy.deepcopy(summary),
-                  tile_compute_cycles=costs.tile_compute, tile_memory_bytes=used.copy(),
-                  activity={"tile_compute_cycles": float(costs.tile_compute.sum()),
-                            "exchange_bytes": float(costs.moved[0]), "link_bytes": float(costs.moved[1]),
-                            "host_bytes": float(costs.moved[2]),
-                            # compute the barrier-free local supersteps overlapped (what a barrier would add back)
-                            **({"local_overlap_cycles": costs.overlap_saved} if costs.overlap_saved else {})})
+                  cycles=out.cycles, steps=out.per_step, memory=copy.deepcopy(summary),
+                  tile_compute_cycles=out.tile_compute, tile_memory_bytes=used.copy(), activity=out.activity())
 
 
 def memory_summary(program: Program) -> dict:

@@ -26,18 +26,24 @@ each list's capacity, the CLI's default activity, so the choice depends on the s
 is cached per shape (a sweep over activities compiles and searches once). Its loops run their
 first D + ``STEADY`` iterations and charge the rest the steady mean (:func:`score`); the loops'
 part does not depend on T and is kept across timestep counts of one shape.
+
+Structure. A :class:`Problem` is what is placed (the shape, the system, the compile settings). Its
+:class:`Candidates` compile each count and plan its memory once (:class:`Candidate`; whether a
+count fits is kept across searches, its program while the search lives). :func:`search` walks the
+counts, scores each that fits and picks the fastest. When none fits, :func:`remedies` walks relaxed
+problems (more chips, more tiles per chip, a smaller batch, fewer timesteps) through the same
+candidates: each remedy is the least relaxation along one axis under which the placement fits.
 """
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...compiler.memory import check_fits
 from ...engine import run_program
 from ...errors import ConfigError, OutOfTileMemory
-from ...compiler.memory import check_fits
 from ...program import Loop, Program
 from .mapping import _place, weight_bytes_lower_bound
 from .programs.compile import compile_program
@@ -47,15 +53,143 @@ from .step import PRECISIONS
 MAX_SCORED = 8  # candidates run per shape at most (the default model runs 3)
 STEADY = 12  # steady iterations a candidate's loops are scored on (score)
 SLOWER_IN_A_ROW = 2  # one even and one odd count slower than the best end the scan
+PINNED_COUNTS_CHECKED = 64  # the counts a pinned count's remedy checks, smallest first
+TILE_LADDER = (1.25, 1.5, 2, 3, 4)  # tiles per chip the tiles remedy tries, as multiples of the chip's
+
+
+# ------------------------------------------------------------------ the problem and its candidates
+
+@dataclass(frozen=True)
+class Problem:
+    """What a placement is searched for: the network's shape (input first), the system, and
+    :func:`.programs.compile.compile_program`'s other keywords as sorted ``(name, value)`` pairs.
+    Hashable: the key of the caches below."""
+    sizes: tuple
+    capacities: tuple
+    system: object
+    settings: tuple
+
+    @classmethod
+    def of(cls, sizes, capacities, system, kw: dict) -> Problem:
+        return cls(tuple(sizes), tuple(capacities), system, tuple(sorted(kw.items())))
+
+    @property
+    def kw(self) -> dict:
+        return dict(self.settings)
+
+    @property
+    def shape(self) -> Problem:
+        """This problem without its timestep count (what a score's loop part is kept by)."""
+        return dataclasses.replace(self, settings=tuple(kv for kv in self.settings if kv[0] != "timesteps"))
+
+    def relaxed(self, *, chips=None, tiles=None, **settings) -> Problem:
+        """This problem on ``chips`` chips or ``tiles`` tiles per chip, or with other ``settings``
+        (``batch_size``, ``timesteps``): the spaces the remedies search."""
+        system = self.system
+        if chips is not None:
+            system = dataclasses.replace(system, chips=chips)
+        if tiles is not None:
+            system = dataclasses.replace(system, chip=system.chip.replace(tiles=tiles))
+        return Problem(self.sizes, self.capacities, system, tuple(sorted({**self.kw, **settings}.items())))
+
+    def counts(self, chips_used=None):
+        """The neurons-per-tile counts that place, ascending: (n, chips used, tiles) (:func:`placing_counts`)."""
+        return placing_counts(list(self.sizes[1:]), self.system.chips, self.system.chip.tiles,
+                              self.kw["reserve_tile0"], chips_used)
+
+    def fewest_per_chips(self, chips_used=None):
+        """The fewest neurons per tile on each chip count (:func:`fewest_per_chips`)."""
+        return fewest_per_chips(list(self.sizes[1:]), self.system.chips, self.system.chip.tiles,
+                                self.kw["reserve_tile0"], chips_used)
+
+    def floor(self, n: int) -> int:
+        """:func:`memory_floor` of ``n`` neurons per tile under these settings."""
+        kw = self.kw
+        return memory_floor(self.sizes, n, timesteps=kw["timesteps"], batch_size=kw["batch_size"],
+                            training=kw.get("training", True), optimizer=kw.get("optimizer", "adam"),
+                            precision=kw.get("precision") or "fp32")
+
+    def compile(self, neurons_per_tile=None) -> Program:
+        return compile_program(self.sizes, self.capacities, self.system, neurons_per_tile=neurons_per_tile,
+                               **self.kw)
 
 
 @dataclass(frozen=True)
 class Candidate:
+    """One neurons-per-tile count compiled and its memory planned: where it places, and its program
+    where it fits, else why it does not."""
+    neurons_per_tile: int
+    chips: int
+    tiles: int
+    program: Program | None  # None: does not fit
+    oom: OutOfTileMemory | None
+
+    @property
+    def fits(self) -> bool:
+        return self.program is not None
+
+
+_FITS: dict = {}  # (problem, count) -> whether it fits: kept across searches (remedies probe many)
+
+
+def _remember(key, fits: bool) -> None:
+    if len(_FITS) > 1024:
+        _FITS.clear()
+    _FITS[key] = fits
+
+
+class Candidates:
+    """A problem's placements by neurons per tile, each compiled and fit-checked once."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self._seen: dict[int, Candidate] = {}
+
+    def __contains__(self, n: int) -> bool:
+        return n in self._seen
+
+    def get(self, n: int) -> Candidate:
+        """Count ``n`` compiled and its memory planned (a :class:`ConfigError` of the compiler propagates)."""
+        hit = self._seen.get(n)
+        if hit is None:
+            program = self.problem.compile(n)
+            try:
+                check_fits(program)
+                oom = None
+            except OutOfTileMemory as e:
+                oom = e
+            lay = program.mapping
+            hit = self._seen[n] = Candidate(n, lay.chips_used, lay.tiles_used, None if oom else program, oom)
+            _remember((self.problem, n), oom is None)
+        return hit
+
+
+def fits(problem: Problem, n=None, chips_used=None) -> bool:
+    """Whether count ``n`` of ``problem`` fits; ``n=None``: the smallest count that places (on
+    ``chips_used`` chips where given). A count the compiler refuses does not fit. Kept by count."""
+    if n is None:
+        n = next((c[0] for c in problem.counts(chips_used)), None)
+        if n is None:
+            return False
+    key = (problem, n)
+    if key not in _FITS:
+        try:
+            Candidates(problem).get(n)  # remembers; the program is not kept
+        except ConfigError:
+            _remember(key, False)
+    return _FITS[key]
+
+
+# ------------------------------------------------------------------ the search
+
+@dataclass(frozen=True)
+class Verdict:
+    """A candidate as the search left it, for the report: its time and why it was or was not chosen."""
     neurons_per_tile: int
     chips: int
     tiles: int
     seconds: float | None  # scored step time; None: not scored (does not fit)
-    why: str  # "chosen", "slower by x%", "does not fit: ...", "not scored"
+    why: str  # "chosen", "slower by x%", "does not fit: ...", "pinned"
 
     def describe(self) -> dict:
         return {"neurons_per_tile": self.neurons_per_tile, "chips": self.chips, "tiles": self.tiles,
@@ -65,7 +199,7 @@ class Candidate:
 @dataclass(frozen=True)
 class Choice:
     program: Program
-    candidates: tuple  # the chosen first, then the runners-up by time, then those that do not fit
+    candidates: tuple  # Verdicts: the chosen first, then the runners-up by time, then those that do not fit
     searched: bool  # False: the placement was pinned (--neurons-per-tile)
 
 
@@ -171,109 +305,153 @@ def fewest_per_chips(sizes, chips, tiles_per_chip, reserve_tile0, chips_used=Non
                 return
 
 
-def _compile(sizes, capacities, system, n, kw):
-    program = compile_program(sizes, capacities, system, neurons_per_tile=n, **kw)
-    try:
+def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None, reserve_tile0=True,
+           **kw) -> Choice:
+    """The fastest placement that fits (see the module docstring); ``neurons_per_tile`` and
+    ``chips_used`` pin either. Raises :class:`OutOfTileMemory` with checked remedies when none fits."""
+    if chips_used is not None:
+        if chips_used > system.chips:
+            raise ConfigError(f"--chips-used {chips_used} is more than the {system.chips} chip(s) given: raise "
+                              f"--chips to at least {chips_used} or lower --chips-used")
+        system = dataclasses.replace(system, chips=chips_used)
+    space = Candidates(Problem.of(sizes, capacities, system, dict(kw, reserve_tile0=reserve_tile0)))
+    if neurons_per_tile is not None:  # pinned: today's placement, no scoring
+        return _pinned(space, neurons_per_tile, chips_used)
+    if kw.get("schedule") == "poptorch":  # poplin's planner maps every matmul over the chip: no neuron placement
+        program = space.problem.compile()
         check_fits(program)
-        return program, None
-    except OutOfTileMemory as e:
-        return None, e
+        return Choice(program, (), False)
+    seconds, failed = _scored(space, chips_used)
+    if not seconds:
+        if not failed:  # nothing places: the mapper's own error names the layer and the fix
+            space.problem.compile()
+            raise ConfigError(f"--chips-used {chips_used}: no neurons-per-tile count places the layers on exactly "
+                              f"{chips_used} chip(s) (whole layers per chip, filled in order); give another "
+                              f"--chips-used or drop it")
+        raise with_remedies(failed[0].oom, space, pinned=None, chips_pinned=chips_used is not None) from None
+    return _ranked(space, seconds, failed)
+
+
+def _pinned(space: Candidates, n: int, chips_used) -> Choice:
+    c = space.get(n)
+    if chips_used is not None and c.chips != chips_used:
+        raise ConfigError(f"--neurons-per-tile {n} places the layers on "
+                          f"{c.chips} chip(s), not --chips-used {chips_used}: drop one of them")
+    if not c.fits:
+        raise with_remedies(c.oom, space, pinned=n, chips_pinned=chips_used is not None) from None
+    return Choice(c.program, (Verdict(n, c.chips, c.tiles, None, "pinned"),), False)
+
+
+def _scored(space: Candidates, chips_used) -> tuple[dict, list]:
+    """The scoring loop: the counts that place, ascending, each that fits timed (:func:`score`), until
+    the scan's end (module docstring); then the fewest neurons per tile on each chip count, so more
+    chips given are never slower than fewer. Returns ``{n: seconds}`` and the candidates that do
+    not fit, by count."""
+    problem = space.problem
+    sram = problem.system.chip.sram_per_tile
+    seconds, failed = {}, []
+
+    def visit(n) -> bool:
+        c = space.get(n)
+        if c.fits:
+            seconds[n] = score(c.program, key=(problem.shape, n))
+        else:
+            failed.append(c)
+        return c.fits
+
+    slower = 0
+    for n, _, _ in problem.counts(chips_used):
+        if problem.floor(n) > sram and (seconds or failed):  # the first is compiled: its plan names the tile
+            break  # this count's and every larger count's neurons alone overfill a tile
+        best = min(seconds.values(), default=None)
+        if not visit(n):  # a larger count may still fit (the published op's one-copy weight
+            slower += best is not None  # gradient halves a tile's bytes): not better, the scan goes on
+        else:
+            slower = slower + 1 if best is not None and seconds[n] >= best else 0
+        if slower >= SLOWER_IN_A_ROW or len(seconds) >= MAX_SCORED:
+            break
+    for n, _, _ in problem.fewest_per_chips(chips_used):
+        if n not in space and problem.floor(n) <= sram:
+            visit(n)
+    return seconds, sorted(failed, key=lambda c: c.neurons_per_tile)
+
+
+def _ranked(space: Candidates, seconds: dict, failed: list) -> Choice:
+    """The fastest candidate chosen (ties: the fewer neurons per tile), the others after it."""
+    def verdict(n, why):
+        c = space.get(n)
+        return Verdict(n, c.chips, c.tiles, seconds[n], why)
+
+    ranked = sorted(seconds, key=lambda n: (seconds[n], n))
+    best = seconds[ranked[0]]
+    out = [verdict(ranked[0], "chosen")]
+    out += [verdict(n, f"slower by {100 * (seconds[n] / best - 1):.1f}%") for n in ranked[1:]]
+    out += [Verdict(c.neurons_per_tile, c.chips, c.tiles, None, _oom_why(c.oom)) for c in failed]
+    return Choice(space.get(ranked[0]).program, tuple(out), True)
 
 
 def _oom_why(e: OutOfTileMemory) -> str:
     return f"does not fit: tile {e.tile} needs {e.used:,} B of {e.limit:,} B"
 
 
-def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None, reserve_tile0=True,
-           **kw) -> Choice:
-    """The fastest placement that fits (see the module docstring); ``neurons_per_tile`` and
-    ``chips_used`` pin either. Raises :class:`OutOfTileMemory` with checked remedies when none fits."""
-    sizes, capacities = tuple(sizes), tuple(capacities)
-    kw = dict(kw, reserve_tile0=reserve_tile0)
-    if chips_used is not None:
-        if chips_used > system.chips:
-            raise ConfigError(f"--chips-used {chips_used} is more than the {system.chips} chip(s) given: raise "
-                              f"--chips to at least {chips_used} or lower --chips-used")
-        system = dataclasses.replace(system, chips=chips_used)
-    layer_sizes = list(sizes[1:])
-    if neurons_per_tile is not None:  # pinned: today's placement, no scoring
-        program = compile_program(sizes, capacities, system, neurons_per_tile=neurons_per_tile, **kw)
-        if chips_used is not None and program.mapping.chips_used != chips_used:
-            raise ConfigError(f"--neurons-per-tile {neurons_per_tile} places the layers on "
-                              f"{program.mapping.chips_used} chip(s), not --chips-used {chips_used}: drop one of them")
-        try:
-            check_fits(program)
-        except OutOfTileMemory as e:
-            raise with_remedies(e, sizes, capacities, system, kw, pinned=neurons_per_tile,
-                                chips_pinned=chips_used is not None) from None
-        lay = program.mapping
-        return Choice(program, (Candidate(neurons_per_tile, lay.chips_used, lay.tiles_used, None, "pinned"),), False)
-    if kw.get("schedule") == "poptorch":  # poplin's planner maps every matmul over the chip: no neuron placement
-        program = compile_program(sizes, capacities, system, **kw)
-        check_fits(program)
-        return Choice(program, (), False)
-    scored, failed, programs = [], [], {}
-    shape = (sizes, capacities, system, tuple(sorted((k, v) for k, v in kw.items() if k != "timesteps")))
+# ------------------------------------------------------------------ the remedies: the search, relaxed
 
-    def visit(n, used, tiles):
-        """Compile, plan memory and score count ``n``; False where it does not fit."""
-        program, oom = _compile(sizes, capacities, system, n, kw)
-        if program is None:
-            failed.append((Candidate(n, used, tiles, None, _oom_why(oom)), oom))
-            return False
-        scored.append(Candidate(n, used, tiles, score(program, key=(shape, n)), ""))
-        programs[n] = program
-        return True
+def remedies(space: Candidates, *, pinned=None, chips_pinned=False) -> tuple[list[str], list[str]]:
+    """Every remedy that makes the model fit, each checked by compiling it and planning its memory
+    (:func:`fits`: the same candidates as the search, on a relaxed problem); and what was tried in vain.
 
-    floor = functools.partial(memory_floor, sizes, timesteps=kw["timesteps"], batch_size=kw["batch_size"],
-                              training=kw.get("training", True), optimizer=kw.get("optimizer", "adam"),
-                              precision=kw.get("precision") or "fp32")
-    sram = system.chip.sram_per_tile
-    slower = 0
-    counts = placing_counts(layer_sizes, system.chips, system.chip.tiles, reserve_tile0, chips_used)
-    for n, used, tiles in counts:
-        if floor(n) > sram and (scored or failed):  # the first is compiled: its plan names the tile
-            break  # this count's and every larger count's neurons alone overfill a tile
-        best = min((c.seconds for c in scored), default=None)
-        if not visit(n, used, tiles):  # a larger count may still fit (the published op's one-copy weight
-            slower += best is not None  # gradient halves a tile's bytes): not better, the scan goes on
-        else:
-            slower = slower + 1 if best is not None and scored[-1].seconds >= best else 0
-        if slower >= SLOWER_IN_A_ROW or len(scored) >= MAX_SCORED:
-            break
-    # the chips used: the fewest neurons per tile that place on each chip count 1..given is always a
-    # candidate, so more chips given are never slower than fewer
-    for n, used, tiles in fewest_per_chips(layer_sizes, system.chips, system.chip.tiles, reserve_tile0, chips_used):
-        if n not in programs and floor(n) <= sram and not any(c.neurons_per_tile == n for c, _ in failed):
-            visit(n, used, tiles)
-    first_oom = min(failed, key=lambda f: f[0].neurons_per_tile)[1] if failed else None
-    failed = sorted((c for c, _ in failed), key=lambda c: c.neurons_per_tile)
-    if not scored:
-        if first_oom is None:  # nothing places: the mapper's own error names the layer and the fix
-            compile_program(sizes, capacities, system, **kw)
-        raise with_remedies(first_oom, sizes, capacities, system, kw, pinned=None,
-                            chips_pinned=chips_used is not None) from None
-    ranked = sorted(scored, key=lambda c: (c.seconds, c.neurons_per_tile))  # ties: the fewer neurons per tile
-    best = ranked[0]
-    out = [dataclasses.replace(best, why="chosen")]
-    out += [dataclasses.replace(c, why=f"slower by {100 * (c.seconds / best.seconds - 1):.1f}%") for c in ranked[1:]]
-    return Choice(programs[best.neurons_per_tile], tuple(out + failed), True)
+    Each axis is walked to its least relaxation that fits: another count (pinned only), more chips
+    (one at a time, up to one layer per chip), more tiles per chip (a ladder, then bisected to
+    about 1 %), a smaller batch and fewer timesteps (the largest that fits, bisected)."""
+    problem = space.problem
+    system, kw = problem.system, problem.kw
+    T, B, L = kw["timesteps"], kw["batch_size"], len(problem.sizes) - 1
+    out, tried = [], []
+    if pinned is not None:  # the counts the search would try
+        ok = [n for n, _, _ in _take(problem.counts(), PINNED_COUNTS_CHECKED) if fits(problem, n)]
+        if ok:
+            out.append(f"--neurons-per-tile {ok[0]}" + (f" (or {', '.join(map(str, ok[1:4]))})" if ok[1:] else "")
+                       + " or drop --neurons-per-tile (the search picks)")
+    top = max(L, system.chips)  # more than one chip per layer never helps
+    k = _first(range(system.chips + 1, top + 1),
+               lambda k: fits(problem.relaxed(chips=k), chips_used=k if chips_pinned else None))
+    if k is not None:
+        out.append(f"{'--chips-used' if chips_pinned else '--chips'} {k}"
+                   + (f" (and --chips {k})" if chips_pinned else "")
+                   + ("" if pinned is None else " without --neurons-per-tile"))
+    elif top > system.chips:
+        tried.append(f"up to {top} chips (one layer per chip)")
+    ladder = [int(system.chip.tiles * f) for f in TILE_LADDER]
+    t = _fewest(system.chip.tiles, ladder, lambda t: fits(problem.relaxed(tiles=t), pinned))
+    if t is not None:
+        out.append(f"--tiles {t} (tiles per chip)")
+    else:
+        tried.append(f"up to --tiles {ladder[-1]}")
+    for flag, name, now in (("--batch", "batch_size", B), ("--timesteps", "timesteps", T)):
+        v = _largest(1, now - 1, lambda v: fits(problem.relaxed(**{name: v}), pinned)) if now > 1 else None
+        if v:
+            out.append(f"{flag} {v}")
+        elif now > 1:
+            tried.append(f"{flag} 1")
+    return out, tried
 
 
-@functools.lru_cache(maxsize=256)
-def _fits(sizes, capacities, system, n, chips_used, kw_items):
-    """Whether the smallest count that places (or ``n``) fits: the same compile and memory plan."""
-    kw = dict(kw_items)
-    if n is None:
-        n = next((c[0] for c in placing_counts(list(sizes[1:]), system.chips, system.chip.tiles,
-                                               kw["reserve_tile0"], chips_used)), None)
-        if n is None:
-            return None
-    try:
-        program, _ = _compile(sizes, capacities, system, n, kw)
-    except ConfigError:
+def _first(values, ok):
+    """The first of ``values`` with ok(v); None if none."""
+    return next((v for v in values if ok(v)), None)
+
+
+def _fewest(start, ladder, ok):
+    """The fewest v above ``start`` with ok(v), to about 1 %: the first rung of ``ladder`` that holds,
+    bisected down to within max(8, 1 %) of the rung below it (each probe compiled); None if no rung holds."""
+    hit = _first(ladder, ok)
+    if hit is None:
         return None
-    return n if program is not None else None
+    lo = max([start] + [t for t in ladder if t < hit])
+    while hit - lo > max(8, hit // 100):
+        mid = (lo + hit) // 2
+        lo, hit = (lo, mid) if ok(mid) else (mid, hit)
+    return hit
 
 
 def _largest(lo, hi, ok):
@@ -286,72 +464,17 @@ def _largest(lo, hi, ok):
     return lo
 
 
-def remedies(sizes, capacities, system, kw, *, pinned=None, chips_pinned=False) -> tuple[list[str], list[str]]:
-    """Every remedy that makes the model fit, each checked by compiling it and planning its memory;
-    and what was tried in vain."""
-    T, B = kw["timesteps"], kw["batch_size"]
-    items = tuple(sorted((k, v) for k, v in kw.items() if k not in ("timesteps", "batch_size")))
-
-    def fits(sys_=system, n=pinned, T_=T, B_=B, chips_used=None):
-        return _fits(sizes, capacities, sys_, n, chips_used, items + (("batch_size", B_), ("timesteps", T_)))
-
-    out, tried = [], []
-    if pinned is not None:  # the counts the search would try
-        ok = [n for n, _, _ in _take(placing_counts(list(sizes[1:]), system.chips, system.chip.tiles,
-                                                    kw["reserve_tile0"]), 64) if fits(n=n)]
-        if ok:
-            out.append(f"--neurons-per-tile {ok[0]}" + (f" (or {', '.join(map(str, ok[1:4]))})" if ok[1:] else "")
-                       + " or drop --neurons-per-tile (the search picks)")
-    L = len(sizes) - 1
-    for k in range(system.chips + 1, max(L, system.chips) + 1):  # more than one chip per layer never helps
-        if fits(dataclasses.replace(system, chips=k), n=None, chips_used=k if chips_pinned else None):
-            out.append(f"{'--chips-used' if chips_pinned else '--chips'} {k}"
-                       + (f" (and --chips {k})" if chips_pinned else "")
-                       + ("" if pinned is None else " without --neurons-per-tile"))
-            break
-    else:
-        if max(L, system.chips) > system.chips:
-            tried.append(f"up to {max(L, system.chips)} chips (one layer per chip)")
-    tiles = system.chip.tiles
-    ladder = [int(tiles * f) for f in (1.25, 1.5, 2, 3, 4)]
-    with_tiles = lambda t: fits(_with_tiles(system, t), n=pinned)  # noqa: E731
-    hit = next((t for t in ladder if with_tiles(t)), None)
-    if hit is not None:
-        lo = max([tiles] + [t for t in ladder if t < hit])
-        while hit - lo > max(8, hit // 100):  # the fewest, to about 1%: each probe compiled
-            mid = (lo + hit) // 2
-            lo, hit = (lo, mid) if with_tiles(mid) else (mid, hit)
-        out.append(f"--tiles {hit} (tiles per chip)")
-    else:
-        tried.append(f"up to --tiles {ladder[-1]}")
-    b = _largest(1, B - 1, lambda v: fits(B_=v) is not None) if B > 1 else None
-    if b:
-        out.append(f"--batch {b}")
-    elif B > 1:
-        tried.append("--batch 1")
-    t = _largest(1, T - 1, lambda v: fits(T_=v) is not None) if T > 1 else None
-    if t:
-        out.append(f"--timesteps {t}")
-    elif T > 1:
-        tried.append("--timesteps 1")
-    return out, tried
-
-
 def _take(it, n):
     return [x for _, x in zip(range(n), it)]
 
 
-def _with_tiles(system, tiles):
-    return dataclasses.replace(system, chip=system.chip.replace(tiles=tiles))
-
-
-def with_remedies(e: OutOfTileMemory, sizes, capacities, system, kw, *, pinned, chips_pinned) -> OutOfTileMemory:
+def with_remedies(e: OutOfTileMemory, space: Candidates, *, pinned, chips_pinned) -> OutOfTileMemory:
     """``e`` with its advice replaced by the remedies the search checked."""
-    fixes, in_vain = remedies(sizes, capacities, system, kw, pinned=pinned, chips_pinned=chips_pinned)
+    fixes, in_vain = remedies(space, pinned=pinned, chips_pinned=chips_pinned)
     what = e.hint.split(". ", 1)[0]  # "N tile(s) over the limit; largest here: X"
     tried = (f"neurons per tile {pinned} (pinned)" if pinned is not None else
              "every neurons-per-tile count that places, up to one whose neurons alone overfill a tile")
-    advice = f"{what}. Tried {tried} on {system.chips} chip(s)."
+    advice = f"{what}. Tried {tried} on {space.problem.system.chips} chip(s)."
     if fixes:
         advice += " Each of these fits (checked): " + "; ".join(fixes) + "."
     if in_vain:

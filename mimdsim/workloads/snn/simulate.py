@@ -3,6 +3,11 @@
 Execution-driven (``inputs`` and ``labels`` given): real numerics, exact loss and
 gradients. Rate-driven (``timesteps``, ``batch_size`` and ``activity`` given): spike
 counts drawn from the activity, no numerics. Both cost the same program the same way.
+
+``simulate`` is a pipeline of stages, each a function with one job: resolve and check the settings
+(``_resolve``), choose the program (``_choose_program``: the placement search), build the work
+source, run the engine and the band (``_run_and_band``), then the report's layers and placement,
+energy and notes.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import numpy as np
 
 from ... import assumptions as A
 from ...arch import as_system
+from ...arch.execution import BULK_SYNCHRONOUS, family_of
 from ...energy import chip_energy
 from ...engine import run_program
 from ...engine.band import chip_band, unread_by
@@ -95,12 +101,21 @@ def _labels(net: Network, x, labels):
     return y.astype(np.int64)
 
 
+# How the step is placed and lowered on each execution model a chip family declares
+# (mimdsim.arch.execution): a second family adds its own placement and lowering here, in folders of its own.
+LOWERINGS = {BULK_SYNCHRONOUS: search}
+
+
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
               precision="fp32", training=True, schedule=None, static_input=False, chips_used=None):
     """Search the placement, compile and check once per shape: programs are static and runs never
     modify them (:mod:`.placement`: the fastest placement that fits, unless pinned)."""
-    return search(sizes, capacities, system, timesteps=T, batch_size=B, neurons_per_tile=neurons_per_tile,
+    family = family_of(system.chip)
+    if family.execution not in LOWERINGS:
+        raise ConfigError(f"chip {system.chip.name!r} ({family.name}) executes {family.execution}, and the SNN "
+                          f"training step has no lowering for it yet; lowerings: {', '.join(LOWERINGS)}")
+    return LOWERINGS[family.execution](sizes, capacities, system, timesteps=T, batch_size=B, neurons_per_tile=neurons_per_tile,
                   chips_used=chips_used, reserve_tile0=reserve_tile0, optimizer=optimizer, structure=structure,
                   precision=precision, training=training, schedule=schedule, static_input=static_input)
 
@@ -136,6 +151,58 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     fastest that fits, scored rate-driven at half each list's capacity); a number pins either.
     ``report.placement["search"]`` lists the chosen placement and the next two candidates.
     """
+    call = _resolve(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
+                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
+                    optimizer=optimizer, neurons_per_tile=neurons_per_tile, chips_used=chips_used,
+                    reserve_tile0=reserve_tile0, seed=seed, precision=precision, training=training,
+                    schedule=schedule, static_input=static_input, assume=assume)
+    choice = _choose_program(net, call)
+    program = choice.program
+    source = _work_source(net, call, program)
+    report = _run_and_band(call, program, source, timeline=timeline, progress=progress, band=band)
+    _add_layers_and_placement(report, choice, source)
+    _add_energy(call, report, program)
+    _add_notes(net, call, report, choice, source)
+    if strict:
+        _refuse_overflow(report)
+    grads = call.execution and call.training
+    return Run(report=report, program=program, stats=source.stats, loss=source.loss,
+               grads=source.grads if grads else None, param_grads=source.param_grads if grads else None,
+               counts=source.counts if call.execution else None, lists=source.ids if call.execution else None,
+               _source=source)
+
+
+@dataclass
+class _Call:
+    """One ``simulate`` call's settings, checked and resolved: the system (with pinned chip
+    assumptions), the mode and its data or rates, the step's shape and the program's settings."""
+    system: object
+    assume: dict
+    training: bool
+    optimizer: object
+    opt_kind: str
+    execution: bool
+    x: np.ndarray | None  # execution-driven: the input spikes [T, B, n_in] and labels [B]
+    y: np.ndarray | None
+    activity: object  # rate-driven: as given (checked when the source is built)
+    candidate_activity: object
+    input_activity: object
+    T: int
+    B: int
+    seed: int
+    precision: str
+    structure: object  # the network's structure, theta2 left out (it shapes nothing in the program)
+    schedule: str | None
+    static_input: bool
+    neurons_per_tile: int | None
+    chips_used: int | None
+    reserve_tile0: bool
+
+
+def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activity, candidate_activity,
+             input_activity, optimizer, neurons_per_tile, chips_used, reserve_tile0, seed, precision, training,
+             schedule, static_input, assume) -> _Call:
+    """Stage 1: check the arguments and resolve the settings (the system, assumptions, mode, shape)."""
     if not isinstance(net, Network):
         raise ConfigError(f"simulate needs a mimdsim.Network, got {type(net).__name__}")
     system = as_system(chip)
@@ -151,6 +218,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                           "drop the optimizer or run a training step")
     opt_kind = optimizer.kind if optimizer is not None else "adam"
     execution = inputs is not None
+    x = y = None
     if execution:
         if activity is not None or timesteps is not None or batch_size is not None:
             raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
@@ -190,9 +258,18 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                               "this network drops a random subset (overflow='random'): use schedule='fused' or "
                               "overflow='lowest-index'")
         schedule = schedule or "fused"
-    choice = _compiled(net.sizes, net.capacities, system, int(T), int(B), neurons_per_tile, bool(reserve_tile0),
-                       opt_kind, st, precision, training, schedule, bool(static_input), chips_used)
-    program = choice.program
+    return _Call(system, assume, training, optimizer, opt_kind, execution, x, y, activity, candidate_activity,
+                 input_activity, T, B, seed, precision, st, schedule, static_input, neurons_per_tile, chips_used,
+                 reserve_tile0)
+
+
+def _choose_program(net: Network, call: _Call):
+    """Stage 2: the program, its placement searched (or pinned), compiled and checked once per shape;
+    an assumption pinned that it never reads is refused."""
+    choice = _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
+                       call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
+                       call.precision, call.training, call.schedule, bool(call.static_input), call.chips_used)
+    program, assume = choice.program, call.assume
     unread = unread_by(program, assume)
     if unread:  # pinned, it would change nothing: refused, not dropped (as refuse_unread does for presets)
         readers = "; ".join(f"{n} is read by {', '.join(A.REGISTRY[n].codelets) or 'its framework call'}"
@@ -200,32 +277,57 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         raise ConfigError(f"--assume {', '.join(unread)}: this program ({program.plan.schedule} schedule) runs no "
                           f"codelet and makes no host call that reads it, so it would change nothing ({readers}); "
                           f"drop it, or run a schedule that uses it")
+    return choice
+
+
+def _work_source(net: Network, call: _Call, program: Program):
+    """Stage 3: where the run's work counts come from: the numerics on the inputs, or draws from the rates."""
     L = net.num_layers
-    if execution:
+    if call.execution:
         source_class = ExecutionSource
         if program.plan.schedule == "poptorch":
             from .sources.poptorch import PoptorchExecutionSource as source_class
-        source = source_class(program, net, x, y, seed=seed, optimizer=optimizer)
-    else:
-        act = check_fractions("activity", activity, L)
-        cand = check_fractions("candidate_activity", act if candidate_activity is None else candidate_activity, L)
-        inp = check_fractions("input_activity", act[0] if input_activity is None else input_activity, 1)
-        source = RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=seed,
-                            random_policy=(net.input_overflow == "random", net.overflow == "random"))
+        return source_class(program, net, call.x, call.y, seed=call.seed, optimizer=call.optimizer)
+    act = check_fractions("activity", call.activity, L)
+    cand = check_fractions("candidate_activity", act if call.candidate_activity is None else call.candidate_activity, L)
+    inp = check_fractions("input_activity", act[0] if call.input_activity is None else call.input_activity, 1)
+    return RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=call.seed,
+                      random_policy=(net.input_overflow == "random", net.overflow == "random"))
+
+
+def _run_and_band(call: _Call, program: Program, source, *, timeline, progress, band) -> Report:
+    """Stage 4: the engine runs the program against the source; the band re-costs what it recorded."""
+    assume = call.assume
     recorded = [] if band else None
     report = run_program(program, source, timeline=timeline, progress=progress, record=recorded,
                          pinned=A.of_kind(assume, "codelet", "host"))
     if band:
         report.uncertainty = chip_band(program, report, recorded, assume)
+    return report
+
+
+def _add_layers_and_placement(report: Report, choice, source) -> None:
+    """Stage 5: the workload's report sections: per-layer spike statistics, the placement and its search."""
+    program = choice.program
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
     if choice.searched:
         report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
-    report.energy = chip_energy(report, program.system, A.of_kind(assume, "energy"))
+
+
+def _add_energy(call: _Call, report: Report, program: Program) -> None:
+    """Stage 6: the energy of the step, from the report's counts."""
+    report.energy = chip_energy(report, program.system, A.of_kind(call.assume, "energy"))
+
+
+def _add_notes(net: Network, call: _Call, report: Report, choice, source) -> None:
+    """Stage 7: what the reader should know about the run: idle chips, assumed rates, the program's
+    number format, layers the step never reaches or that never spiked (those also warn)."""
+    program, system, T, L = choice.program, call.system, call.T, net.num_layers
     idle = idle_chips_note(system.chips, program.system.chips, program.mapping.tiles_used, system.chip.tiles,
                            searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
         report.notes.append(idle)
-    if not execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
+    if not call.execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
         pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
         report.notes.append(f"rate-driven: assumed firing rates per layer (input first) {pct(source.activity)} and "
                             f"gradient-candidate rates {pct(source.candidate[1:])}; list capacities K = "
@@ -240,7 +342,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
         report.notes.append(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with the "
                             f"inter-layer delay of 1, layer l's first input arrives at step l-1): they stay silent; "
                             f"use timesteps >= {L} to reach them")
-    if execution:  # a silent layer times nothing and trains nothing: say so, naming it
+    if call.execution:  # a silent layer times nothing and trains nothing: say so, naming it
         silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking
                   and ly["layer"] not in late]
         if silent:
@@ -248,22 +350,20 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                    f"gradient; raise the input rate or the initial activity (Network.feedforward(init_activity=...), "
                    f"mimdsim.training.calibrate_activity; --weight-scale S is the fan-in rule, docs/user-guide.md)")
             report.notes.append(msg)
-            warnings.warn(msg, stacklevel=2)
-        elif training and source.grads is not None and not any(np.any(g) for g in source.grads):
+            warnings.warn(msg, stacklevel=3)  # at simulate's caller
+        elif call.training and source.grads is not None and not any(np.any(g) for g in source.grads):
             msg = "every weight gradient is zero in this step: no listed neuron received a surrogate gradient"
             report.notes.append(msg)
-            warnings.warn(msg, stacklevel=2)
-    if strict:
-        over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
-        if over:
-            raise CapacityOverflow(
-                "spike lists overflowed: " + ", ".join(f"layer {l}: {d} spikes dropped" for l, d in over)
-                + "; raise the capacity (max_activity) of those layers or run with strict=False")
-    grads = execution and training
-    return Run(report=report, program=program, stats=source.stats, loss=source.loss,
-               grads=source.grads if grads else None, param_grads=source.param_grads if grads else None,
-               counts=source.counts if execution else None, lists=source.ids if execution else None,
-               _source=source)
+            warnings.warn(msg, stacklevel=3)
+
+
+def _refuse_overflow(report: Report) -> None:
+    """``strict=True``: a spike list that overflowed is an error."""
+    over = [(ly["layer"], ly["dropped_spikes"]) for ly in report.layers if ly["dropped_spikes"]]
+    if over:
+        raise CapacityOverflow(
+            "spike lists overflowed: " + ", ".join(f"layer {l}: {d} spikes dropped" for l, d in over)
+            + "; raise the capacity (max_activity) of those layers or run with strict=False")
 
 
 def layer_statistics(program: Program, stats) -> list[dict]:
