@@ -34,7 +34,7 @@ study's throughput is batch / wall time of that call. Three ``io.host_wait.*`` l
 chip's waits for the host at the stream copies nothing buffered ahead (the data, the labels, the
 outputs; the named assumption ``host_wait_s``).
 
-Every matmul is planned by :func:`~.matmul_plan.plan_matmul` on the tiles of one chip (the
+Every matmul is planned by :func:`~mimdsim.poplibs.matmul_plan.plan_matmul` on the tiles of one chip (the
 study ran one IPU; further chips are not used). The numerics are the zoo's, exactly: the
 work source runs the same neuron codelets with every neuron listed.
 """
@@ -51,7 +51,10 @@ from ....errors import ConfigError
 from ....program import Launch, Loop, Superstep, Transfer, VertexSet
 from .lowering import (F32, LayerContext, TensorList, barrier_free, group_supersteps, layer_codelet_args, layer_groups,
                        loss_vertices)
-from .matmul_plan import MatmulPlan, block_sizes, plan_matmul
+from ....poplibs.linear import occupied, spread
+from ....poplibs.matmul import MatmulLowering
+from ....poplibs.matmul_plan import plan_matmul
+from ....poplibs.reduce import reduce_first_dim_stages, tile_reduce
 
 FWD_KINDS = (("matmul", "mm", "x_mm"), ("reduce", "red", "x_red"), ("rmatmul", "rmm", "x_rmm"),
              ("rreduce", "rred", "x_rred"), ("neuron", "neuron", "x_neuron"))
@@ -69,7 +72,7 @@ LEAKY_BACKWARD_OPS = (("map", 4), ("tensor", 0), ("scalar", 0))
 # nn.Linear's bias: PopTorch lowers aten::linear to transpose, matmul and a separate add (graphcore/poptorch
 # sdk/poptorch/2.5.1 poptorch/source/popart_canonicalization/TensorOps.cpp linearHandler), one popops::add
 # (compute set) after the matmul; its gradient, PopART's AddArg1GradOp (a ReduceSumOp over the batch,
-# popart sdk/poplar/2.5.1 willow/include/popart/op/add.hpp), one popops::reduce in two stages (bias_reduction)
+# popart sdk/poplar/2.5.1 willow/include/popart/op/add.hpp), one popops::reduce in two stages (poplibs/reduce.py)
 FWD_KINDS = FWD_KINDS[:-1] + (("bias", "bias", "x_bias"), ) + FWD_KINDS[-1:]
 FWD_KINDS = FWD_KINDS + tuple((f"neuron.op{i}", f"neuron{i}", None) for i in range(1, len(LEAKY_FORWARD_OPS)))
 # PopART outlines each timestep's ops into subgraphs called once per step (enableOutlining, on by default; a
@@ -98,112 +101,6 @@ def check_dense(sizes, capacities) -> None:
                           f"build the network without max_activity (capacity = layer size)")
 
 
-class MatmulLowering:
-    """One planned matmul on ``pM pK pN`` consecutive tiles from ``base`` (wrapping around the chip):
-    its vertex sets and transfers. Successive matmuls start where the previous one ended, so
-    their resident tensors (weights, gradient accumulators) spread over the chip."""
-
-    def __init__(self, plan: MatmulPlan, base: int, n_tiles: int):
-        self.p = plan
-        pM, pK, pN = plan.pM, plan.pK, plan.pN
-        iM, iK, iN = (g.ravel() for g in np.meshgrid(np.arange(pM), np.arange(pK), np.arange(pN), indexing="ij"))
-        self.iM, self.iK, self.iN = iM, iK, iN
-        self.tiles = (base + np.arange(plan.tiles)) % n_tiles
-        self.m = block_sizes(plan.M, pM, plan.m)[iM]
-        # the tile's parallel block over every serial iteration, and one iteration's: cut in sK (sN) slices
-        self.k_all = block_sizes(plan.K, pK, min(plan.k * plan.sK, plan.K))[iK]
-        self.n_all = block_sizes(plan.N, pN, min(plan.n * plan.sN, plan.N))[iN]
-        self.k = -(-self.k_all // plan.sK)
-        self.n = -(-self.n_all // plan.sN)
-        self.base, self.T = base, n_tiles  # message sources are spread over the chip from ``base``
-
-    def serial_slices(self, layer) -> list[VertexSet]:
-        """Before each serial iteration (S > 1): the iteration's input slice (sK > 1) and weight
-        slice, DynamicSlice1D on each tile (ConvModel.cpp addDynamicSliceEstimate)."""
-        p, e = self.p, BYTES[self.p.precision]
-        if p.serial == 1:
-            return []
-        used = p.tiles
-        out = [VertexSet("popops.dynamic_slice", layer, self.tiles,
-                         dict(elements=np.full(used, -(-(-(-(p.K * p.N) // used)) // p.serial)), dtype_bytes=e))]
-        if p.sK > 1:
-            out.append(VertexSet("popops.dynamic_slice", layer, self.tiles,
-                                 dict(elements=np.full(used, -(-(-(-(p.M * p.K) // used)) // p.sK)), dtype_bytes=e)))
-        return out
-
-    def serial_tail(self, layer) -> list[VertexSet]:
-        """After each serial iteration: the outputs' dynamic update (sN > 1) or the partials' in-place
-        add (sK > 1) on each tile (addDynamicUpdateEstimate, addInPlaceEstimate)."""
-        p = self.p
-        out_tile = -(-(self.m * self.n) // p.pK)
-        if p.sN > 1:
-            return [VertexSet("popops.dynamic_update", layer, self.tiles,
-                              dict(elements=-(-out_tile // p.sN), dtype_bytes=F32))]
-        if p.sK > 1:
-            return [VertexSet("popops.binary_op", layer, self.tiles,
-                              dict(elements=out_tile, form="tensor", in_place=True, dtype_bytes=F32))]
-        return []
-
-    @property
-    def share(self) -> np.ndarray:
-        """Each tile's share of one serial iteration's outputs once the pK partials are reduced."""
-        return -(-(self.m * self.n) // self.p.pK)
-
-    @property
-    def share_all(self) -> np.ndarray:
-        """Each tile's share of the whole output (every serial iteration), reduced."""
-        return -(-(self.m * self.n_all) // self.p.pK)
-
-    def operands(self, name, rhs_resident: bool) -> list[Transfer]:
-        """The lhs block (iM, iK) multicast to the pN tiles that use it; the rhs block (iK, iN) to
-        the pM tiles that use it, or only to the pM - 1 that do not hold it when it is resident."""
-        e = BYTES[self.p.precision]
-        out = []
-        lhs_group = self.iM * self.p.pK + self.iK
-        src = (self.base + self.p.tiles + lhs_group) % self.T
-        out.append(Transfer(f"{name}.lhs", src, self.tiles, (self.m * self.k * e).astype(np.int64), lhs_group))
-        rhs_group = self.iK * self.p.pN + self.iN
-        if rhs_resident:
-            home = self.tiles[(self.iM == 0)]  # tile of (0, iK, iN) holds the block
-            src = home[rhs_group]
-        else:
-            src = (self.base + self.p.tiles + self.p.pM * self.p.pK + rhs_group) % self.T
-        out.append(Transfer(f"{name}.rhs", src, self.tiles, (self.k * self.n * e).astype(np.int64),
-                            1_000_000 + rhs_group))
-        return out
-
-    def matmul(self, layer, zeroing=True, **roles) -> VertexSet:
-        return VertexSet("poplin.matmul", layer, self.tiles, dict(field=self.m, depth=self.k, cols=self.n,
-                                                                  precision=self.p.precision, zeroing=zeroing,
-                                                                  **roles))
-
-    def reduction(self, name, layer, accumulate=False):
-        """pK > 1: each tile of a (iM, iN) group reduces its share of the group's outputs over the pK
-        partials (poplin's reduction, ConvReduce.cpp, costed by estimateConvReduceCycles);
-        ``accumulate``: then adds its share into the gradient accumulator (PopART's gradient sum
-        over the steps at the weight's type: popops addInPlace, BinaryOp1DInPlace). Returns (transfers,
-        vertex sets)."""
-        pK, share = self.p.pK, self.share
-        acc = [VertexSet("popops.binary_op", layer, self.tiles,
-                         dict(elements=share, form="tensor", in_place=True, dtype_bytes=BYTES[self.p.precision]))
-               ] if accumulate else []
-        if pK == 1:
-            return [], acc
-        # tile j of a group receives its share from the pK - 1 other tiles of the group
-        j = np.arange(self.tiles.size)
-        group_first = j - self.iK * self.p.pN  # the tile with iK = 0 in the same (iM, iN) group
-        dst = np.repeat(j, pK - 1)
-        others = (np.arange(pK)[None, :] != self.iK[:, None])
-        src_k = np.nonzero(others)[1]
-        src = self.tiles[np.repeat(group_first, pK - 1) + src_k * self.p.pN]
-        dst = self.tiles[dst]
-        nbytes = np.repeat(share * F32, pK - 1).astype(np.int64)
-        tr = Transfer(f"{name}.partials", src, dst, nbytes, np.arange(dst.size))
-        vs = VertexSet("poplin.reduce", layer, self.tiles,
-                       dict(outputs=share, depth=pK, in_serial=self.p.sK, out_float=self.p.precision == "fp32"))
-        return [tr], [vs] + acc
-
-
 def _elementwise(op, layer, tiles, per, e, **roles) -> VertexSet:
     """One element-wise op of a neuron update on the state's linear mapping (one region per tile):
     ``("scalar", 0)`` BroadcastScalar1D, ``("tensor", 0)`` BinaryOp1D (``popops.binary_op``), ``("map", ops)``
@@ -213,62 +110,6 @@ def _elementwise(op, layer, tiles, per, e, **roles) -> VertexSet:
         return VertexSet("popops.neuron_map", layer, tiles, dict(elements=per, per_vector=ops, per_element=0, **roles))
     return VertexSet("popops.binary_op", layer, tiles, dict(elements=per, form=kind, in_place=False, dtype_bytes=e,
                                                             **roles))
-
-
-def spread(total: int, n_tiles: int) -> np.ndarray:
-    """Elements per tile of a tensor mapped linearly over ``n_tiles`` tiles."""
-    return block_sizes(total, n_tiles, -(-total // n_tiles))
-
-
-def occupied(total: int, n_tiles: int) -> tuple[np.ndarray, np.ndarray]:
-    """The tiles that hold elements of a tensor mapped linearly over ``n_tiles`` tiles, and how many each."""
-    per = spread(total, n_tiles)
-    hit = np.flatnonzero(per)
-    return hit, per[hit]
-
-
-REDUCE_MORE_STAGES = 64  # popops reductionFactorThresholdToAddMoreStages (lib/popops/reduction/ReductionPlan.hpp)
-
-
-def bias_reduction(B: int, n: int, n_tiles: int, dtype_bytes: int = F32):
-    """popops::reduce of a ``[B, n]`` gradient over the batch, the tensor on its linear mapping (no tile
-    holds two rows of one column, so no on-tile first stage), as poplibs plans it (graphcore/poplibs
-    sdk/poplar/2.5.1 ``lib/popops/reduction/Reduction.cpp`` ``reduceFirstDim2D``; ``ReductionPlan.cpp``
-    ``calculateNextStep``, ``calculateSplit``; ``ReductionStages.cpp`` ``findGrainSizeForOp``).
-
-    Returns ``(cols, depth)`` of each stage: ``cols`` output columns per reducing piece, ``depth``
-    partials each; one piece per tile. An intermediate stage is added while the partials exceed
-    64 per output (``B > 64``: with fewer, the single stage reduces all ``B``)."""
-    grain = 2 * (8 // dtype_bytes)  # ADD: twice the vector width (float 2, half 4)
-    if B * n <= n * REDUCE_MORE_STAGES:
-        return [(n, B)]
-    avg = max(int(np.sqrt(B)), 1)  # sqrt(total data / outputs): the partials per output
-    min_cols = max(grain, ((n // grain) // avg) * grain)  # minIntervalSize = n (whole rows)
-    pieces = max(min(-(-n // min_cols), n_tiles), 1)  # splitRegions: at least min_cols columns a piece
-    cols = -(-n // pieces)
-    ideal = max((B * n) // n_tiles, 1)
-    N = max((B * cols) // ideal, 1)
-    if (B * cols) // N < REDUCE_MORE_STAGES:
-        N = max((B * cols) // REDUCE_MORE_STAGES, 1)
-    if B // N < 2:  # minPieceRows
-        N = max(B // 2, 1)
-    return [(cols, -(-B // N)), (n, N)]
-
-
-def _tile_reduce(layer, tiles, outputs, depth, workers: int = 6) -> list[VertexSet]:
-    """One tile's reduction of ``outputs`` (one region) over ``depth`` partials: fewer regions than
-    workers, so popops splits the partials between the workers (never under 2 rows a piece) and adds
-    a second on-tile stage to combine them (poplibs sdk/poplar/2.5.1 ``lib/popops/reduction/
-    ReductionConnection.cpp`` ``connectReductions``: ``useTwoStageReduction``,
-    ``splitTwoStageReductionsBetweenWorkers``)."""
-    outputs = np.asarray(outputs, dtype=np.int64)
-    pieces = min(workers, max(depth // 2, 1))
-    if pieces == 1:
-        return [VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs, inputs_per_output=depth,
-                                                              dtype_bytes=F32))]
-    return [VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs * pieces, regions=pieces,
-                                                          inputs_per_output=-(-depth // pieces), dtype_bytes=F32)),
-            VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs, inputs_per_output=pieces, dtype_bytes=F32))]
 
 
 def _bias_columns(name, per, n, n_tiles, e) -> Transfer:
@@ -283,11 +124,11 @@ def _bias_columns(name, per, n, n_tiles, e) -> Transfer:
 
 def _bias_gradient(name, layer, per, B, n, n_tiles):
     """dL/db of one step: dI ``[B, n]`` (on its linear mapping, ``per`` elements a tile) reduced over the
-    batch by popops in ``bias_reduction``'s stages, the last also adding the result into the gradient
+    batch by popops in ``reduce_first_dim_stages``'s stages, the last also adding the result into the gradient
     accumulator (``BinaryOp1DInPlace``, as the weights' gradients). Returns (transfers, vertex sets)
     per stage. Stage 1 piece (column block c, row chunk r) on tile ``c·chunks + r``; each partial row
     segment comes from the tile holding it; stage 2 outputs on ``ceil(n / grain)`` tiles."""
-    stages = bias_reduction(B, n, n_tiles)
+    stages = reduce_first_dim_stages(B, n, n_tiles)
     starts = np.cumsum(per) - per  # first element of each tile on the linear mapping
     tile_of = lambda flat: np.searchsorted(starts, flat, side="right") - 1  # noqa: E731
     out = []
@@ -306,7 +147,7 @@ def _bias_gradient(name, layer, per, B, n, n_tiles):
         w = np.broadcast_to(width[:, None], rows.shape)
         tr1 = Transfer(f"{name}.partials", src[ok] % n_tiles, d[ok] % n_tiles, (w[ok] * F32).astype(np.int64),
                        np.arange(int(ok.sum())))
-        out.append(([tr1], _tile_reduce(layer, dst1 % n_tiles, width, min(depth, B))))
+        out.append(([tr1], tile_reduce(layer, dst1 % n_tiles, width, min(depth, B))))
         final_depth, src_pieces = chunks, dst1
     else:
         final_depth, src_pieces = B, None
@@ -327,7 +168,7 @@ def _bias_gradient(name, layer, per, B, n, n_tiles):
         tr2 = Transfer(f"{name}.outputs", src.ravel() % n_tiles, np.repeat(dst, final_depth),
                        np.repeat(o * F32, final_depth).astype(np.int64), np.arange(out_tiles * final_depth))
     acc = VertexSet("popops.binary_op", layer, dst, dict(elements=o, form="tensor", in_place=True, dtype_bytes=F32))
-    out.append(([tr2], _tile_reduce(layer, dst, o, final_depth) + [acc]))
+    out.append(([tr2], tile_reduce(layer, dst, o, final_depth) + [acc]))
     return out
 
 
