@@ -11,10 +11,11 @@ REDUCE_MORE_STAGES = 64  # popops reductionFactorThresholdToAddMoreStages (lib/p
 
 
 def reduce_first_dim_stages(B: int, n: int, n_tiles: int, dtype_bytes: int = FLOAT):
-    """popops::reduce of a ``[B, n]`` tensor (a gradient over the batch) to ``[n]``, the tensor on its linear mapping (no tile
-    holds two rows of one column, so no on-tile first stage), as poplibs plans it (graphcore/poplibs
-    sdk/poplar/2.5.1 ``lib/popops/reduction/Reduction.cpp`` ``reduceFirstDim2D``; ``ReductionPlan.cpp``
-    ``calculateNextStep``, ``calculateSplit``; ``ReductionStages.cpp`` ``findGrainSizeForOp``).
+    """popops::reduce of a ``[B, n]`` tensor (a gradient over the batch) to ``[n]``, the tensor on its
+    linear mapping (no tile holds two rows of one column, so no on-tile first stage), as poplibs plans
+    it (graphcore/poplibs sdk/poplar/2.5.1 ``lib/popops/reduction/Reduction.cpp`` ``reduceFirstDim2D``;
+    ``ReductionPlan.cpp`` ``calculateNextStep``, ``calculateSplit``; ``ReductionStages.cpp``
+    ``findGrainSizeForOp``).
 
     Returns ``(cols, depth)`` of each stage: ``cols`` output columns per reducing piece, ``depth``
     partials each; one piece per tile. An intermediate stage is added while the partials exceed
@@ -48,4 +49,5 @@ def tile_reduce(layer, tiles, outputs, depth, workers: int = 6) -> list[VertexSe
                                                               dtype_bytes=FLOAT))]
     return [VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs * pieces, regions=pieces,
                                                           inputs_per_output=-(-depth // pieces), dtype_bytes=FLOAT)),
-            VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs, inputs_per_output=pieces, dtype_bytes=FLOAT))]
+            VertexSet("popops.reduce", layer, tiles, dict(outputs=outputs, inputs_per_output=pieces,
+                                                          dtype_bytes=FLOAT))]

@@ -172,40 +172,68 @@ def _bias_gradient(name, layer, per, B, n, n_tiles):
     return out
 
 
-def lower(low: LayerContext, static_input: bool = False):
-    """``(tensors, schedule, loss tile, matmul plans)`` of the PopTorch-built training step
-    (``static_input``: one input per sample for all steps, streamed once)."""
-    sizes, st, T, B, L = low.sizes, low.st, low.T, low.B, low.L
-    check_dense(sizes, low.capacities)
-    chip = low.system.chip
-    NT = chip.tiles  # one IPU, every tile
-    prec = low.precision
-    e = BYTES[prec]
-    specs, readout = st.layers, st.readout
-    tensors = TensorList()
-    alloc = tensors.alloc
-    all_tiles = np.arange(NT)
-    fwd = {k: [[] for _ in range(L + 1)] for _, a, b in FWD_KINDS for k in (a, b) if k}
-    bwd = {k: [[] for _ in range(L + 1)] for _, a, b in BWD_KINDS for k in (a, b) if k}
-    plans, temps, update = [], [np.zeros(NT)], []
-    base = 0
+def _without_idle_barriers(step):
+    """As in the published op, a program with nothing to exchange runs without a barrier
+    (docs/cost-model.md §1.4): every superstep of ``step`` (a loop's body too) that exchanges nothing."""
+    if isinstance(step, Loop):
+        return dataclasses.replace(step, body=tuple(map(barrier_free, step.body)))
+    return barrier_free(step) if isinstance(step, Superstep) else step
 
-    def place(name, M, K, N, resident=False, zeroing=True):
-        nonlocal base
-        pl = plan_matmul(name, M, K, N, chip, prec, tiles=NT, rhs_resident=resident, zeroing=zeroing, fc_pass=True)
-        plans.append(pl)
-        low_ = MatmulLowering(pl, base, NT)
-        base = (base + pl.tiles) % NT
-        t = np.zeros(NT)
-        t[low_.tiles] = low_.m * low_.k * e + low_.k * low_.n * e + low_.m * low_.n * F32
-        temps.append(t)
-        return low_
 
-    def planned(phase, key, red, l, name, M, K, N, *, resident=False, zeroing=True, accumulate=False, **roles):
+def _host_wait(what: str) -> Launch:
+    """The chip's wait for the host at a stream copy nothing buffered ahead (the named assumption
+    ``host_wait_s``)."""
+    return Launch(f"io.host_wait.{what}", host_call="host_wait_s")
+
+
+class PoptorchLowering:
+    """The training step PopTorch builds, one method per part: each layer's forward (its matmuls,
+    the bias add, the neuron update), its backward (the neuron's adjoint, the gradient matmuls and
+    the bias gradient), its parameters and their gradients in memory, outlining's call copies, the
+    activations kept for the backward pass and the weight update; then the loss, the host streams
+    and the schedule around them (:meth:`build`).
+
+    Every matmul is placed on the tiles after the previous one's (``base``), so resident weights and
+    gradient accumulators spread over the chip; ``fwd`` and ``bwd`` collect each superstep kind's
+    vertex sets and transfers per layer (``FWD_KINDS``, ``BWD_KINDS``)."""
+
+    def __init__(self, low: LayerContext, static_input: bool = False):
+        check_dense(low.sizes, low.capacities)
+        self.low, self.static_input = low, static_input
+        self.chip = low.system.chip
+        self.NT = self.chip.tiles  # one IPU, every tile
+        self.e = BYTES[low.precision]
+        self.all_tiles = np.arange(self.NT)
+        self.tensors = TensorList()
+        L = low.L
+        self.fwd = {k: [[] for _ in range(L + 1)] for _, a, b in FWD_KINDS for k in (a, b) if k}
+        self.bwd = {k: [[] for _ in range(L + 1)] for _, a, b in BWD_KINDS for k in (a, b) if k}
+        self.plans, self.temps, self.updates = [], [np.zeros(self.NT)], []
+        self.base = 0
+        self.loss_tile = 0
+
+    # ---- building blocks
+
+    def place(self, name, M, K, N, resident=False, zeroing=True) -> MatmulLowering:
+        """poplin's plan of one matmul on the whole chip, placed from ``base``; its operand and
+        partial-sum temporaries noted."""
+        pl = plan_matmul(name, M, K, N, self.chip, self.low.precision, tiles=self.NT, rhs_resident=resident,
+                         zeroing=zeroing, fc_pass=True)
+        self.plans.append(pl)
+        mm = MatmulLowering(pl, self.base, self.NT)
+        self.base = (self.base + pl.tiles) % self.NT
+        t = np.zeros(self.NT)
+        e = self.e
+        t[mm.tiles] = mm.m * mm.k * e + mm.k * mm.n * e + mm.m * mm.n * F32
+        self.temps.append(t)
+        return mm
+
+    def planned(self, phase, key, red, l, name, M, K, N, *, resident=False, zeroing=True, accumulate=False,
+                **roles) -> MatmulLowering:
         """One planned matmul of layer ``l``: placed, its operands exchanged (``phase["x_" + key]``),
         its vertices (``phase[key]``) and its partial-sum reduction (``phase["x_" + red]``,
         ``phase[red]``; ``accumulate``: the gradient accumulator is one more input)."""
-        mm = place(name, M, K, N, resident=resident, zeroing=zeroing)
+        mm = self.place(name, M, K, N, resident=resident, zeroing=zeroing)
         x, v = mm.reduction(name, l, accumulate=accumulate)
         # a serially split plan runs its iteration S times; here the S iterations share the
         # matmul's supersteps (S copies of each vertex set and message), so the per-iteration
@@ -217,161 +245,250 @@ def lower(low: LayerContext, static_input: bool = False):
             phase[red][l] += v + mm.serial_tail(l)
         return mm
 
-    def copies(layer, tiles, elements, dtype_bytes=e) -> VertexSet:
+    def copies(self, layer, tiles, elements) -> VertexSet:
         """An on-tile Copy of a tensor's ``elements`` on each of ``tiles`` (outlining's call copies)."""
-        return VertexSet("popops.copy", layer, tiles, dict(elements=elements, dtype_bytes=dtype_bytes))
+        return VertexSet("popops.copy", layer, tiles, dict(elements=elements, dtype_bytes=self.e))
 
-    def linear_copies(layer, *totals) -> list[VertexSet]:
+    def linear_copies(self, layer, *totals) -> list[VertexSet]:
         """One Copy per tensor of ``totals`` elements on its linear mapping over the chip (none if empty)."""
-        return [copies(layer, *occupied(total, NT)) for total in filter(None, totals)]
+        return [self.copies(layer, *occupied(total, self.NT)) for total in filter(None, totals)]
 
-    def to_map(name, src_tiles, n_elements, dest):
+    def to_map(self, name, src_tiles, n_elements, dest) -> None:
         """The tensor's elements from ``src_tiles`` to their linear mapping over all tiles."""
-        hit, elements = occupied(n_elements, NT)
-        dest.append(point_to_point(name, np.asarray(src_tiles)[hit % len(src_tiles)], hit, elements * e))
+        hit, elements = occupied(n_elements, self.NT)
+        dest.append(point_to_point(name, np.asarray(src_tiles)[hit % len(src_tiles)], hit, elements * self.e))
 
-    for l in range(1, L + 1):
-        spec = specs[l - 1]
-        n_in, n = sizes[l - 1], sizes[l]
-        a2a = spec.recurrence == "all-to-all"
-        args = layer_codelet_args(spec, st.bias[l - 1], l == L and readout.on_membrane,
-                                  bool(readout.activity_l1) and l < L)
-        # ---- forward
-        mm = planned(fwd, "mm", "red", l, f"L{l}.fc", B, n_in, n, resident=True, role="forward", dense=True)
-        out_tiles = mm.tiles
-        if a2a:
-            rm = planned(fwd, "rmm", "rred", l, f"L{l}.recurrent", B, n, n, resident=True)
-            to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
+    @staticmethod
+    def resident(mm: MatmulLowering) -> tuple[np.ndarray, np.ndarray]:
+        """The tiles holding a forward matmul's weights (its plan's home, ``iM = 0``) and each one's
+        block over every serial iteration."""
+        home = mm.iM == 0
+        return mm.tiles[home], mm.k_all[home] * mm.n_all[home]
+
+    def as_built(self, l) -> bool:
+        """Layer ``l`` is snnTorch's Leaky, whose ops PopART builds one compute set each."""
+        spec = self.low.st.layers[l - 1]
+        return spec.model == "leaky" and spec.reset == "subtract" and spec.recurrence == "none"
+
+    def all_to_all(self, l) -> bool:
+        return self.low.st.layers[l - 1].recurrence == "all-to-all"
+
+    # ---- one layer
+
+    def forward(self, l):
+        """The forward step of layer ``l``: ``X W`` (and ``S[t-1] V``), the bias add, the neuron
+        update. Returns the forward matmul and the recurrent one (None without recurrence)."""
+        low, fwd, NT, e = self.low, self.fwd, self.NT, self.e
+        B, st, (n_in, n) = low.B, low.st, low.sizes[l - 1:l + 1]
+        spec = st.layers[l - 1]
+        mm = self.planned(fwd, "mm", "red", l, f"L{l}.fc", B, n_in, n, resident=True, role="forward", dense=True)
+        rm = None
+        if self.all_to_all(l):
+            rm = self.planned(fwd, "rmm", "rred", l, f"L{l}.recurrent", B, n, n, resident=True)
+            self.to_map(f"L{l}.recurrent_current", rm.tiles, B * n, fwd["x_neuron"][l])
         per = spread(B * n, NT)
         if st.bias[l - 1]:  # the bias add: the current and the bias columns of each tile's elements, then BinaryOp1D
-            to_map(f"L{l}.current", out_tiles, B * n, fwd["x_bias"][l])
+            self.to_map(f"L{l}.current", mm.tiles, B * n, fwd["x_bias"][l])
             fwd["x_bias"][l].append(_bias_columns(f"L{l}.bias", per, n, NT, e))
-            fwd["bias"][l].append(VertexSet("popops.binary_op", l, all_tiles, dict(elements=per, form="tensor",
-                                                                               in_place=False, dtype_bytes=e)))
-            for key, (x, v) in zip(("bg", "bgred"),
-                                   _bias_gradient(f"L{l}.bias.grad", l, per, B, n, NT)):
+            fwd["bias"][l].append(VertexSet("popops.binary_op", l, self.all_tiles, dict(elements=per, form="tensor",
+                                                                                    in_place=False, dtype_bytes=e)))
+        else:
+            self.to_map(f"L{l}.current", mm.tiles, B * n, fwd["x_neuron"][l])
+        if self.as_built(l):  # one compute set per op, each costed by the vertex popops picks
+            for i, op_ in enumerate(LEAKY_FORWARD_OPS):
+                fwd["neuron" if i == 0 else f"neuron{i}"][l].append(_elementwise(op_, l, self.all_tiles, per, e))
+        else:  # one compute set for the model's whole update (its chain as built is not traced here)
+            args = self.codelet_args(l)
+            fwd["neuron"][l].append(VertexSet("popops.neuron_map", l, self.all_tiles,
+                                              dict(elements=per, per_vector=args["update"], per_element=0)))
+        return mm, rm
+
+    def codelet_args(self, l) -> dict:
+        low, st = self.low, self.low.st
+        readout = st.readout
+        return layer_codelet_args(st.layers[l - 1], st.bias[l - 1], l == low.L and readout.on_membrane,
+                                  bool(readout.activity_l1) and l < low.L)
+
+    def backward(self, l) -> list[MatmulLowering]:
+        """The backward step of layer ``l``: the neuron's adjoint (dL/dI), the bias gradient, dW
+        (and dV), the recurrent and the input gradients. Returns the weight-gradient matmuls."""
+        low, bwd, NT, e = self.low, self.bwd, self.NT, self.e
+        B, st, (n_in, n) = low.B, low.st, low.sizes[l - 1:l + 1]
+        per = spread(B * n, NT)
+        if st.bias[l - 1]:
+            for key, (x, v) in zip(("bg", "bgred"), _bias_gradient(f"L{l}.bias.grad", l, per, B, n, NT)):
                 bwd[f"x_{key}"][l] += x
                 bwd[key][l] += v
-        else:
-            to_map(f"L{l}.current", out_tiles, B * n, fwd["x_neuron"][l])
-        as_built = spec.model == "leaky" and spec.reset == "subtract" and spec.recurrence == "none"
-        if as_built:  # one compute set per op, each costed by the vertex popops picks
-            for i, op_ in enumerate(LEAKY_FORWARD_OPS):
-                fwd["neuron" if i == 0 else f"neuron{i}"][l].append(_elementwise(op_, l, all_tiles, per, e))
+        if self.as_built(l):
             for i, op_ in enumerate(LEAKY_BACKWARD_OPS):
                 roles = dict(role="scatter", dense=True) if i == 0 else {}
-                bwd["neuron" if i == 0 else f"neuron{i}"][l].append(_elementwise(op_, l, all_tiles, per, e, **roles))
-        else:  # one compute set for the model's whole update (its chain as built is not traced here)
-            fwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
-                                              dict(elements=per, per_vector=args["update"], per_element=0)))
-        # ---- backward
-        if not as_built:
-            bwd["neuron"][l].append(VertexSet("popops.neuron_map", l, all_tiles,
+                bwd["neuron" if i == 0 else f"neuron{i}"][l].append(
+                    _elementwise(op_, l, self.all_tiles, per, e, **roles))
+        else:
+            args = self.codelet_args(l)
+            bwd["neuron"][l].append(VertexSet("popops.neuron_map", l, self.all_tiles,
                                               dict(elements=per, per_vector=args["carry"], per_element=args["own"],
                                                    role="scatter", dense=True)))
-        if l < L:  # dS from the next layer's input-gradient matmul to the neuron mapping
-            to_map(f"L{l}.dS", np.arange(NT), B * n, bwd["x_neuron"][l])
-        wg = planned(bwd, "wg", "wred", l, f"L{l}.fc.wgrad", n_in, B, n, zeroing=False, accumulate=True,
-                     role="weight_grad", source="input")
-        grads = [wg]
-        if a2a:
-            rwg = planned(bwd, "rwg", "rwred", l, f"L{l}.recurrent.wgrad", n, B, n, zeroing=False, accumulate=True,
-                          role="weight_grad", source="own")
-            grads.append(rwg)
-            rig = planned(bwd, "rig", "rired", l, f"L{l}.recurrent.igrad", B, n, n, role="input_grad", source="own")
+        if l < low.L:  # dS from the next layer's input-gradient matmul to the neuron mapping
+            self.to_map(f"L{l}.dS", np.arange(NT), B * n, bwd["x_neuron"][l])
+        grads = [self.planned(bwd, "wg", "wred", l, f"L{l}.fc.wgrad", n_in, B, n, zeroing=False, accumulate=True,
+                              role="weight_grad", source="input")]
+        if self.all_to_all(l):
+            grads.append(self.planned(bwd, "rwg", "rwred", l, f"L{l}.recurrent.wgrad", n, B, n, zeroing=False,
+                                      accumulate=True, role="weight_grad", source="own"))
+            rig = self.planned(bwd, "rig", "rired", l, f"L{l}.recurrent.igrad", B, n, n, role="input_grad",
+                               source="own")
             # dS[t - 1] of the layer's own spikes, to the neuron mapping for the next backward step
-            to_map(f"L{l}.dS_recurrent", rig.tiles, B * n, bwd["x_neuron"][l])
+            self.to_map(f"L{l}.dS_recurrent", rig.tiles, B * n, bwd["x_neuron"][l])
         if l > 1:
-            planned(bwd, "ig", "ired", l, f"L{l}.fc.igrad", B, n, n_in, role="input_grad", source="input")
-        # ---- memory: weights on the forward plan's home tiles, gradients where they accumulate
-        home = mm.iM == 0
-        w_block = mm.k_all[home] * mm.n_all[home]  # every serial iteration's slice of the tile's block
-        alloc(f"L{l}.weights", "weights", mm.tiles[home], w_block * e, l)
-        if low.optimizer == "adam":
-            alloc(f"L{l}.adam_moments", "optimizer", mm.tiles[home], 2 * w_block * e, l)
-        for g in grads:  # the gradient (PopART's SumOp output, the weight's type): the tile's share, reduced
-            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.share_all * e, l)
-        if a2a:
-            rhome = rm.iM == 0
-            rw_block = rm.k_all[rhome] * rm.n_all[rhome]
-            alloc(f"L{l}.recurrent_weights", "weights", rm.tiles[rhome], rw_block * e, l)
-            if low.optimizer == "adam":
-                alloc(f"L{l}.recurrent_adam_moments", "optimizer", rm.tiles[rhome], 2 * rw_block * e, l)
-        if T > 1:  # one step repeats nothing: no subgraph, no SumOp
-            # outlining's copies (FWD_KINDS): into each forward step's call the weights, the layer's input and
-            # the bias, out of it the current; into each backward step's the input and dL/dI (and the weights
-            # for an input gradient), out of it the weight gradient's partial (at the weight's type, PopART's
-            # MatMulRhsGradOp), the bias gradient's and the input gradient. The T partials stay for one SumOp
-            # (decomposeGradSum false, willow/src/transforms/autodiff/gradgrowersumop.cpp)
-            n_bias = n if st.bias[l - 1] else 0
-            fwd["callcp"][l].append(copies(l, mm.tiles[home], w_block))
-            if a2a:
-                fwd["callcp"][l].append(copies(l, rm.tiles[rhome], rw_block))
-            fwd["callcp"][l] += linear_copies(l, B * n_in, n_bias, B * n)
-            if l > 1:  # the input gradient reads W
-                bwd["callcp"][l].append(copies(l, mm.tiles[home], w_block))
-            if a2a:  # the recurrent input gradient reads V
-                bwd["callcp"][l].append(copies(l, rm.tiles[rhome], rw_block))
-            for g in grads:
-                bwd["callcp"][l].append(copies(l, g.tiles, g.share_all))
-                alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_partials", "gradients", g.tiles, T * g.share_all * e, l)
-            bwd["callcp"][l] += linear_copies(l, B * n_in, B * n, n_bias, B * n_in if l > 1 else 0)
-        # PopART keeps every forward activation the backward reads: the layer's input and its
-        # state histories per step, on their linear mappings
-        steps_kept = 1 if (static_input and l == 1) else T  # one input tensor serves every step
-        alloc(f"L{l}.input_history", "history", all_tiles, spread(steps_kept * B * n_in, NT) * e, l)
-        for h in spec.histories:
-            alloc(f"L{l}.{h}_history", "history", all_tiles, spread(T * B * n, NT) * e, l)
-        alloc(f"L{l}.state", "state", all_tiles, spread(len(spec.state_variables) * B * n, NT) * e, l)
-        alloc(f"L{l}.dU_dI", "state", all_tiles, spread((spec.carries + 1) * B * n, NT) * e, l)
-        # the update: the accumulated gradient to the weights' tiles, then the optimizer there
-        trainable = n_in * n + (n if st.bias[l - 1] else 0) + (n * n + n if a2a and spec.learn_recurrent else 0)
-        w_tiles = mm.tiles[home]
-        w_el = spread(trainable, w_tiles.size)
-        update.append((l, w_tiles, w_el, wg.tiles))
-    # matmul temporaries (operand copies, partials) live only in their compute set: the largest
-    alloc("matmul.temporaries", "buffers", all_tiles, np.max(np.stack(temps), axis=0).astype(np.int64))
-    out_n = sizes[-1]
-    loss_tile = 0
-    alloc("loss.buffers", "buffers", [loss_tile], B * out_n * e * (2 + (T if readout.loss == "ce_rate" else 0)), L)
-    alloc("output_record", "history", all_tiles, spread(T * B * out_n, NT) * e, L)
-    per_sample = T * out_n if readout.loss in ("ce_rate", "ce_max_membrane") else out_n
-    loss = Superstep("loss", "forward", (loss_vertices(readout, L, loss_tile, B, out_n, T, out_n),),
-                     (point_to_point("outputs", all_tiles[1:2], [loss_tile], B * per_sample * e),), low.sync)
-    loss_back = Superstep("loss.grad", "backward", (), (
-        point_to_point("dL_doutputs", [loss_tile], all_tiles[1:2], B * per_sample * e),), low.sync)
-    forward = Loop("forward", T, tuple(group_supersteps("fwd", fwd, FWD_KINDS, layer_groups(L, st.delay), "forward",
-                                                        low.sync)))
-    backward = Loop("backward", T, tuple(group_supersteps("bwd", bwd, BWD_KINDS, layer_groups(L, st.delay,
-                                                                                             reverse=True),
-                                                          "backward", low.sync)), reverse=True)
-    opt = tuple(VertexSet(low.optimizer, l, w_tiles, dict(elements=w_el, copies=1, role="published_update"))
-                for l, w_tiles, w_el, _ in update)
-    moves = tuple(point_to_point(f"L{l}.gradient", g_tiles[np.arange(w_tiles.size) % g_tiles.size], w_tiles,
-                                 w_el * F32) for l, w_tiles, w_el, g_tiles in update)
-    inputs = Superstep("io.inputs", "io", exchange=(
-        host_stream("inputs", all_tiles, spread((1 if static_input else T) * B * sizes[0], NT) * e),
-        point_to_point("labels", [-1], [loss_tile], B * 4)), sync=low.sync)
-    outputs = Superstep("io.outputs", "io", exchange=(
-        host_stream("output_record", all_tiles, spread(T * B * out_n, NT) * e, to_host=True),
-        host_stream("loss", [loss_tile], [F32], to_host=True)), sync=low.sync)
-    # as in the published op, a program with nothing to exchange runs without a barrier (docs/cost-model.md §1.4)
-    local = lambda s: dataclasses.replace(s, body=tuple(map(barrier_free, s.body))) if isinstance(s, Loop) \
-        else barrier_free(s) if isinstance(s, Superstep) else s  # noqa: E731
-    # the call: Poplar's engine run (the chip's run_launch_s) and PopTorch's own host work around it
-    # (poptorch_call_s: Python dispatch, the ATen ops and stream copies of PoplarExecutable::run, PopART's run)
-    call = Launch("poptorch.call", host_call="poptorch_call_s")
-    # the chip's waits for the host at the stream copies nothing buffered ahead (host_wait_s): buffering depth 1
-    # (PopTorch's user guide shows the waits at it), and PopART reconnects the input streams at every run,
-    # "invalidating prefetches" (popart sdk/poplar/2.5.1 devicex.cpp Devicex::run -> reconnectInputStreams).
-    # Each input is copied as late as possible (irlowering.cpp fromHostTask, groupHostSync false): the data
-    # before the first matmul, the labels before the loss (their 512 B still travel in io.inputs); the Final
-    # anchors leave one after the other in toHostFinalCopyFragment (popprograms.cpp), merged by Poplar into one
-    # copy: one wait
-    def wait(what: str) -> Launch:
-        return Launch(f"io.host_wait.{what}", host_call="host_wait_s")
+            self.planned(bwd, "ig", "ired", l, f"L{l}.fc.igrad", B, n, n_in, role="input_grad", source="input")
+        return grads
 
-    schedule = [*map(local, [Launch(), call, wait("inputs"), inputs, forward, wait("labels"), loss, loss_back,
-                             backward, Superstep("update.optimizer", "update", opt, moves, low.sync),
-                             wait("outputs"), outputs])]
-    return tensors, schedule, loss_tile, tuple(plans)
+    def parameters(self, l, mm, rm, grads) -> None:
+        """Memory: the weights (and Adam's moments) on the forward plans' home tiles, each gradient
+        (PopART's SumOp output, the weight's type) where it accumulates: the tile's share, reduced."""
+        alloc, e, adam = self.tensors.alloc, self.e, self.low.optimizer == "adam"
+        w_tiles, w_block = self.resident(mm)
+        alloc(f"L{l}.weights", "weights", w_tiles, w_block * e, l)
+        if adam:
+            alloc(f"L{l}.adam_moments", "optimizer", w_tiles, 2 * w_block * e, l)
+        for g in grads:
+            alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_accumulator", "gradients", g.tiles, g.share_all * e, l)
+        if rm is not None:
+            rw_tiles, rw_block = self.resident(rm)
+            alloc(f"L{l}.recurrent_weights", "weights", rw_tiles, rw_block * e, l)
+            if adam:
+                alloc(f"L{l}.recurrent_adam_moments", "optimizer", rw_tiles, 2 * rw_block * e, l)
+
+    def call_copies(self, l, mm, rm, grads) -> None:
+        """Outlining's copies (FWD_KINDS), with more than one step (one step repeats nothing: no
+        subgraph, no SumOp): into each forward step's call the weights, the layer's input and the
+        bias, out of it the current; into each backward step's the input and dL/dI (and the weights
+        for an input gradient), out of it the weight gradient's partial (at the weight's type,
+        PopART's MatMulRhsGradOp), the bias gradient's and the input gradient. The T partials stay
+        for one SumOp (decomposeGradSum false, willow/src/transforms/autodiff/gradgrowersumop.cpp)."""
+        low, fwd, bwd = self.low, self.fwd, self.bwd
+        T, B, (n_in, n) = low.T, low.B, low.sizes[l - 1:l + 1]
+        n_bias = n if low.st.bias[l - 1] else 0
+        w_tiles, w_block = self.resident(mm)
+        fwd["callcp"][l].append(self.copies(l, w_tiles, w_block))
+        if rm is not None:
+            fwd["callcp"][l].append(self.copies(l, *self.resident(rm)))
+        fwd["callcp"][l] += self.linear_copies(l, B * n_in, n_bias, B * n)
+        if l > 1:  # the input gradient reads W
+            bwd["callcp"][l].append(self.copies(l, w_tiles, w_block))
+        if rm is not None:  # the recurrent input gradient reads V
+            bwd["callcp"][l].append(self.copies(l, *self.resident(rm)))
+        for g in grads:
+            bwd["callcp"][l].append(self.copies(l, g.tiles, g.share_all))
+            self.tensors.alloc(f"L{l}.{g.p.name.split('.', 1)[1]}_partials", "gradients", g.tiles,
+                               T * g.share_all * self.e, l)
+        bwd["callcp"][l] += self.linear_copies(l, B * n_in, B * n, n_bias, B * n_in if l > 1 else 0)
+
+    def activations(self, l) -> None:
+        """PopART keeps every forward activation the backward reads: the layer's input and its
+        state histories per step, on their linear mappings; and the neuron state and dU/dI."""
+        low, NT, e, alloc = self.low, self.NT, self.e, self.tensors.alloc
+        T, B, (n_in, n) = low.T, low.B, low.sizes[l - 1:l + 1]
+        spec = low.st.layers[l - 1]
+        steps_kept = 1 if (self.static_input and l == 1) else T  # one input tensor serves every step
+        alloc(f"L{l}.input_history", "history", self.all_tiles, spread(steps_kept * B * n_in, NT) * e, l)
+        for h in spec.histories:
+            alloc(f"L{l}.{h}_history", "history", self.all_tiles, spread(T * B * n, NT) * e, l)
+        alloc(f"L{l}.state", "state", self.all_tiles, spread(len(spec.state_variables) * B * n, NT) * e, l)
+        alloc(f"L{l}.dU_dI", "state", self.all_tiles, spread((spec.carries + 1) * B * n, NT) * e, l)
+
+    def weight_update(self, l, mm, wg) -> None:
+        """The update's share of layer ``l``: its trainable values spread over the forward weights'
+        tiles, their gradient gathered from the weight gradient's tiles."""
+        st, (n_in, n) = self.low.st, self.low.sizes[l - 1:l + 1]
+        spec = st.layers[l - 1]
+        trainable = n_in * n + (n if st.bias[l - 1] else 0) + (n * n + n if self.all_to_all(l) and spec.learn_recurrent
+                                                               else 0)
+        w_tiles, _ = self.resident(mm)
+        self.updates.append((l, w_tiles, spread(trainable, w_tiles.size), wg.tiles))
+
+    def layer(self, l) -> None:
+        mm, rm = self.forward(l)
+        grads = self.backward(l)
+        self.parameters(l, mm, rm, grads)
+        if self.low.T > 1:
+            self.call_copies(l, mm, rm, grads)
+        self.activations(l)
+        self.weight_update(l, mm, grads[0])
+
+    # ---- the program around the layers
+
+    def loss(self) -> tuple[Superstep, Superstep]:
+        """The loss on one tile from the output record, and its gradient back."""
+        low, e, all_tiles, loss_tile = self.low, self.e, self.all_tiles, self.loss_tile
+        T, B, L, readout = low.T, low.B, low.L, low.st.readout
+        out_n = low.sizes[-1]
+        self.tensors.alloc("loss.buffers", "buffers", [loss_tile],
+                           B * out_n * e * (2 + (T if readout.loss == "ce_rate" else 0)), L)
+        self.tensors.alloc("output_record", "history", all_tiles, spread(T * B * out_n, self.NT) * e, L)
+        per_sample = T * out_n if readout.loss in ("ce_rate", "ce_max_membrane") else out_n
+        loss = Superstep("loss", "forward", (loss_vertices(readout, L, loss_tile, B, out_n, T, out_n),),
+                         (point_to_point("outputs", all_tiles[1:2], [loss_tile], B * per_sample * e),), low.sync)
+        loss_back = Superstep("loss.grad", "backward", (), (
+            point_to_point("dL_doutputs", [loss_tile], all_tiles[1:2], B * per_sample * e),), low.sync)
+        return loss, loss_back
+
+    def optimizer_step(self) -> Superstep:
+        """The accumulated gradients to the weights' tiles, then the optimizer there."""
+        low = self.low
+        opt = tuple(VertexSet(low.optimizer, l, w_tiles, dict(elements=w_el, copies=1, role="published_update"))
+                    for l, w_tiles, w_el, _ in self.updates)
+        moves = tuple(point_to_point(f"L{l}.gradient", g_tiles[np.arange(w_tiles.size) % g_tiles.size], w_tiles,
+                                     w_el * F32) for l, w_tiles, w_el, g_tiles in self.updates)
+        return Superstep("update.optimizer", "update", opt, moves, low.sync)
+
+    def host_io(self) -> tuple[Superstep, Superstep]:
+        """Every step's inputs (one, ``static_input``) and the labels in; the output record and the loss out."""
+        low, e, all_tiles, NT = self.low, self.e, self.all_tiles, self.NT
+        T, B, out_n = low.T, low.B, low.sizes[-1]
+        inputs = Superstep("io.inputs", "io", exchange=(
+            host_stream("inputs", all_tiles, spread((1 if self.static_input else T) * B * low.sizes[0], NT) * e),
+            point_to_point("labels", [-1], [self.loss_tile], B * 4)), sync=low.sync)
+        outputs = Superstep("io.outputs", "io", exchange=(
+            host_stream("output_record", all_tiles, spread(T * B * out_n, NT) * e, to_host=True),
+            host_stream("loss", [self.loss_tile], [F32], to_host=True)), sync=low.sync)
+        return inputs, outputs
+
+    def build(self):
+        """``(tensors, schedule, loss tile, matmul plans)`` of the training step."""
+        low = self.low
+        L, T, delay, sync = low.L, low.T, low.st.delay, low.sync
+        for l in range(1, L + 1):
+            self.layer(l)
+        # matmul temporaries (operand copies, partials) live only in their compute set: the largest
+        self.tensors.alloc("matmul.temporaries", "buffers", self.all_tiles,
+                           np.max(np.stack(self.temps), axis=0).astype(np.int64))
+        loss, loss_back = self.loss()
+        forward = Loop("forward", T, tuple(group_supersteps("fwd", self.fwd, FWD_KINDS, layer_groups(L, delay),
+                                                            "forward", sync)))
+        backward = Loop("backward", T, tuple(group_supersteps("bwd", self.bwd, BWD_KINDS,
+                                                              layer_groups(L, delay, reverse=True), "backward",
+                                                              sync)), reverse=True)
+        update = self.optimizer_step()
+        inputs, outputs = self.host_io()
+        # the call: Poplar's engine run (the chip's run_launch_s) and PopTorch's own host work around it
+        # (poptorch_call_s: Python dispatch, the ATen ops and stream copies of PoplarExecutable::run, PopART's run)
+        call = Launch("poptorch.call", host_call="poptorch_call_s")
+        # the chip's waits for the host at the stream copies nothing buffered ahead (host_wait_s): buffering depth 1
+        # (PopTorch's user guide shows the waits at it), and PopART reconnects the input streams at every run,
+        # "invalidating prefetches" (popart sdk/poplar/2.5.1 devicex.cpp Devicex::run -> reconnectInputStreams).
+        # Each input is copied as late as possible (irlowering.cpp fromHostTask, groupHostSync false): the data
+        # before the first matmul, the labels before the loss (their 512 B still travel in io.inputs); the Final
+        # anchors leave one after the other in toHostFinalCopyFragment (popprograms.cpp), merged by Poplar into one
+        # copy: one wait
+        schedule = [*map(_without_idle_barriers, [
+            Launch(), call, _host_wait("inputs"), inputs, forward, _host_wait("labels"), loss, loss_back, backward,
+            update, _host_wait("outputs"), outputs])]
+        return self.tensors, schedule, self.loss_tile, tuple(self.plans)
+
+
+def lower(low: LayerContext, static_input: bool = False):
+    """``(tensors, schedule, loss tile, matmul plans)`` of the PopTorch-built training step
+    (``static_input``: one input per sample for all steps, streamed once)."""
+    return PoptorchLowering(low, static_input).build()
