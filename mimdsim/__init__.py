@@ -12,6 +12,7 @@ from . import gpu  # the subpackage: mimdsim.gpu.gpu(...), mimdsim.gpu.systolic_
 from .arch import GpuSpec, SystolicSpec, systolic
 from .arch import gpu as gpu_spec
 from .optim import SGD, Adam
+from .poplibs.ops import op
 from .workloads.snn.baselines.gpu import estimate as gpu_estimate
 from .gpu.trace import Trace, trace_torch
 from .gpu.trace_cost import estimate_trace as gpu_estimate_trace
@@ -29,5 +30,5 @@ __all__ = [
     "Readout", "from_nir", "to_nir", "simulate", "Run",
     "SGD", "Adam", "MimdsimError", "ConfigError", "OutOfTileMemory", "UnsupportedModel",
     "CapacityOverflow", "OutOfDeviceMemory", "compare", "Comparison", "gpu", "gpu_spec", "GpuSpec", "systolic", "SystolicSpec",
-    "workloads", "train", "data", "gpu_estimate", "trace_torch", "Trace", "gpu_estimate_trace",
+    "workloads", "train", "data", "gpu_estimate", "trace_torch", "Trace", "gpu_estimate_trace", "op",
 ]

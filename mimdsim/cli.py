@@ -97,7 +97,7 @@ OP_FLAGS = (  # flag, type, help: the shape arguments of mimdsim.op (KIND decide
 
 
 def cmd_op(args) -> int:
-    from .ops import op
+    from .poplibs.ops import op
     from .report.outputs import check_file_path
 
     if args.json:
@@ -290,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
     w.add_argument("--quiet", action="store_true", help="no progress line")
     w.set_defaults(func=cmd_sweep)
-    from .ops import KINDS
+    from .poplibs.ops import KINDS
     o = sub.add_parser("op", help="one Poplar operation on its own: a matmul, element-wise op, copy, slice, "
                                   "reduction, exchange, sync or host transfer",
                        description="Cost one operation with the same planner, codelet estimators and fabric model "

@@ -169,8 +169,6 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("compare",)),
     Setting("workload.mlp_layers", "--mlp-layers", "int_list", [1800, 128, 128, 1],
             "mlp: layer sizes, input first (batch: --batch)", commands=("compare",)),
-    Setting("workload.utilisation", "--utilisation", "float", 0.66,
-            "mlp: AMP fraction of peak (measured 0.48-0.84)", commands=("compare",)),
     # `mimdsim train` (mimdsim/training/cli.py, docs/training.md): flags only, no file keys.
     Setting("data.name", "--data", "str", "digits",
             "data set: scikit-learn's 8x8 digits, a generated Randman task or an event file",
@@ -265,7 +263,6 @@ BOUNDS: dict[str, tuple] = {
     "workload.tracks_per_tile": (1, None, False, "each tile fits at least one track"),
     "workload.batches": (1, None, False, "a run has at least one batch"),
     "workload.cpu_cores": (1, None, False, "a CPU has at least one core"),
-    "workload.utilisation": (0, 1, True, "a fraction of peak"),
     "data.timesteps": (1, None, False, "a sample has at least one step"),
     "data.max_rate": (0, 1, False, "a spike probability"),
     "data.classes": (2, None, False, "a classifier needs at least two classes (one class is 100% accurate by "

@@ -16,7 +16,7 @@ from mimdsim.engine.band import Recoster
 from mimdsim.engine.run import run_program
 from mimdsim.errors import ConfigError
 from mimdsim.kernels import graphcore_snn
-from mimdsim.ops import _OneGroup
+from mimdsim.poplibs.ops import _OneGroup
 from mimdsim.program import Launch, Program, ProgramMeta, Superstep
 from mimdsim.snn import Network
 from mimdsim.workloads.snn.simulate import simulate

@@ -320,7 +320,6 @@ BAD_INPUTS = [
     (WL + ["--workload", "kalman", "--cpu-cores", "0"], r"--cpu-cores: 0 must be an integer >= 1"),
     (WL + ["--workload", "kalman", "--chips", "1000000"], r"per-tile arrays of 1,000,000 chip\(s\).*use fewer chips"),
     (WL + ["--workload", "kalman", "--schedule", "poptorch"], r"--schedule poptorch is not one of 'published', 'fused', 'per-op'"),
-    (WL + ["--workload", "mlp", "--utilisation", "0"], r"--utilisation: 0.0 must be a number in \(0, 1\]"),
     (WL + ["--workload", "mlp", "--batches", "0"], r"--batches: 0 must be an integer >= 1"),
     # a flag the workload would ignore is refused (--chip-precision fp16 ran the MLP in fp32)
     (WL + ["--workload", "mlp", "--chip-precision", "fp16"], r"--workload mlp does not use --chip-precision .*"

@@ -123,8 +123,6 @@ def test_settings_choices_match_the_codelets():
     assert BY_KEY["workload.variant"].choices == kk.VARIANTS
     assert BY_KEY["workload.covariance"].choices == kk.COVARIANCE_MODES
     assert set(SCHEDULES) <= set(BY_KEY["run.schedule"].choices)
-    from mimdsim.kernels.amp import AMP_UTILISATION
-    assert BY_KEY["workload.utilisation"].default == pytest.approx(AMP_UTILISATION)
 
 
 def test_sweep_points_refuse_a_workload_instead_of_running_the_snn_step():

@@ -7,7 +7,8 @@ import pytest
 
 import mimdsim
 from mimdsim.kernels import CODELETS
-from mimdsim.kernels import amp
+from mimdsim.kernels import amp, poplin
+from mimdsim.kernels.tile import Tile
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
@@ -16,7 +17,7 @@ from mimdsim.workloads.mlp.gpu import mlp_estimate, mlp_kernels
 from mimdsim.workloads import compare_mlp, mlp
 from mimdsim.workloads.mlp.program import DEFAULT_SIZES, layer_input_transfer, plan_layer
 
-MK2 = amp.AmpTile.of(mimdsim.chip("ipu-mk2"))
+MK2 = Tile.of(mimdsim.chip("ipu-mk2"))
 
 
 def _reference(x, weights, half=False):
@@ -44,33 +45,42 @@ def test_numerics_fp32_and_fp16_equal_independent_forward():
 
 
 def test_amp_cycles_by_hand():
-    # 16 rows x 64 columns x depth 1800 on an MK2 tile in fp32: 32 FLOPs/cycle at 0.66 utilisation
-    assert amp.amp_matmul_cycles([16], [64], 1800, MK2, "fp32")[0] == \
-        np.ceil(2 * 16 * 64 * 1800 / (32 * 0.66)) + 6 * 10 + 11
-    assert amp.amp_matmul_cycles([16], [64], 1800, MK2, "fp16", 0.84)[0] == \
-        np.ceil(2 * 16 * 64 * 1800 / (128 * 0.84)) + 6 * 10 + 11
-    assert amp.amp_matmul_cycles([0], [64], 1800, MK2)[0] == 0
+    # 16 rows x 64 columns x depth 1800 on an MK2 tile in fp32, poplin's ConvPartial1x1Out estimate: 8 input
+    # channels a group (225 groups), 16 conv units (4 output groups), loads 2 (16 / 2) 16 x 4 B / 16 = 64; 16 field
+    # elements over 6 workers, 3 or 2 each: worker(3) 50 / 76 (zeroing), worker(2) 50 / 68; inner(0) = max(300,
+    # 300 + 14) = 314, inner(1) = max(456, 408 + 14) = 456; 62 + 224 (15 + 4 (89 + 314)) + 10 + 4 (89 + 456)
+    product = 62 + 224 * (15 + 4 * (89 + 314)) + 10 + 4 * (89 + 456)
+    assert product == 366_700
+    assert amp.amp_layer_cycles([16], [64], 1800, MK2, "relu", "fp32")[0] == product + 6 * (4 + 86 * 3) + 11
+    assert amp.amp_layer_cycles([0], [64], 1800, MK2)[0] == 0
     # epilogue: 1024 outputs = 512 float2 vectors, 86 on the busiest worker, ReLU 3 per vector
     assert amp.epilogue_cycles([16], [64], MK2, "relu")[0] == 6 * (4 + 86 * 3) + 11
     # fp16: 4 halves per vector -> 256 vectors, 43 per worker; sigmoid 19 per vector
     assert amp.epilogue_cycles([16], [64], MK2, "sigmoid", "fp16")[0] == 6 * (4 + 43 * 19) + 11
-    assert amp.AMP_UTILISATION == pytest.approx((0.48 + 0.84) / 2)
-    mk1 = amp.AmpTile.of(mimdsim.chip("ipu-mk1"))
-    assert (mk1.amp_flops_fp32, mk1.amp_flops_fp16) == (16, 64)
     assert CODELETS["amp_layer"].footprint(np.array([3]))[0] == 1024 + 3 * 32
 
 
-def test_utilisation_range_bounds_the_time():
-    lo = mlp(1024, chip="ipu-mk2", utilisation=amp.AMP_UTILISATION_MIN, stream=False).report
-    hi = mlp(1024, chip="ipu-mk2", utilisation=amp.AMP_UTILISATION_MAX, stream=False).report
-    assert lo.kind_totals()["compute"] > hi.kind_totals()["compute"]
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_one_amp_model(precision):
+    """The MLP's AMP product is poplin's AMP vertex estimate (the PopTorch program's and mimdsim op's), and a
+    layer's compute is its slowest block's product and epilogue."""
+    tile = Tile.of(mimdsim.chip("ipu-mk2"), precision)
+    rows, cols = np.array([1, 3, 16, 40]), np.array([1, 16, 21, 64])
+    for depth in (8, 128, 1800):
+        np.testing.assert_array_equal(amp.amp_layer_cycles(rows, cols, depth, tile, "none", precision)
+                                      - amp.epilogue_cycles(rows, cols, tile, "none", precision),
+                                      poplin.amp_matmul_cycles(rows, depth, cols, tile, precision))
+    run = mlp(480, chip="ipu-mk2", precision=precision, stream=False)
+    p = run.plans[1]
+    _, rows, cols = p.blocks()
+    assert run.report.steps["L2"]["compute"] == amp.amp_layer_cycles(rows, cols, p.n_in, tile, "relu", precision).max()
 
 
 def test_plan_blocks_tile_the_layer_and_inputs_reach_every_tile():
-    p = plan_layer(1, 1800, 128, 1000, 1472, MK2, "fp32", 0.66, 4.0, 638976 / 3)
+    p = plan_layer(1, 1800, 128, 1000, 1472, MK2, "fp32", 4.0, 638976 / 3)
     t, rows, cols = p.blocks()
     assert (rows * cols).sum() == 1000 * 128 and p.tiles <= 1472
-    q = plan_layer(2, 128, 128, 1000, 1472, MK2, "fp32", 0.66, 4.0, 638976 / 3)
+    q = plan_layer(2, 128, 128, 1000, 1472, MK2, "fp32", 4.0, 638976 / 3)
     tr = layer_input_transfer(p, q, 4)
     # every tile of layer 2 receives its rows x 128 inputs once (from the tiles that computed them)
     _, rows2, _ = q.blocks()
@@ -84,7 +94,7 @@ def test_layer_steps_and_report():
     assert r.platform == "mimd" and r.batch_size == 256 and r.model == "mlp 1800-128-128-1"
     assert r.steps["L1"]["compute"] > 0 and r.steps["L2"]["exchange"] > 0
     json.dumps(r.to_dict())
-    assert "AMP utilisation 0.66" in r.format()
+    assert "AMP products costed by poplin's estimator" in r.format()
 
 
 def test_batch_sweep_throughput_rises_then_saturates():
@@ -122,8 +132,6 @@ def test_compare_mlp_and_cli(capsys):
     (dict(sizes=[10, 0, 1]), r"sizes\[1\]=0 must be an integer >= 1; every layer needs at least one neuron"),
     (dict(batch=0), r"batch=0 must be an integer >= 1"),
     (dict(precision="fp8"), r"precision='fp8' is not one of"),
-    (dict(utilisation=0.0), r"utilisation=0.0 must be a finite number in \(0, 1\]; the measured AMP range is 0.48-0.84"),
-    (dict(utilisation=1.5), r"utilisation=1.5"),
     (dict(inputs=np.zeros((3, 7))), r"inputs have shape \(3, 7\); expected \[batch, 1800\]"),
     (dict(inputs=np.full((4, 1800), np.nan)), r"non-finite"),
     (dict(tiles=2000), r"tiles=2000 must be an integer between 1 and 1472; ipu-mk2 has 1472 tiles"),

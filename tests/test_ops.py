@@ -9,8 +9,8 @@ import mimdsim
 from mimdsim.cli import main
 from mimdsim.errors import ConfigError
 from mimdsim.kernels.tile import VERTEX_RUN_INSTRUCTIONS
-from mimdsim.ops import op
-from mimdsim.workloads.snn.programs.matmul_plan import plan_matmul
+from mimdsim import op
+from mimdsim.poplibs.matmul_plan import plan_matmul
 
 MK2 = mimdsim.chip("ipu-mk2")
 FIXED = MK2.exchange_latency_cycles + MK2.exchange_phase_overhead_cycles  # one exchange phase's fixed cycles
@@ -113,7 +113,7 @@ def test_cli_op(tmp_path, capsys):
 import numpy as np  # noqa: E402
 from mimdsim.arch import as_system as _as_system  # noqa: E402
 from mimdsim.kernels.poplin import conv_reduce_cycles, reduce_stage_depths  # noqa: E402
-from mimdsim.workloads.snn.programs.matmul_plan import AVAILABLE_MEMORY_PROPORTION  # noqa: E402
+from mimdsim.poplibs.matmul_plan import AVAILABLE_MEMORY_PROPORTION  # noqa: E402
 
 
 def test_serial_split_by_hand():

@@ -14,7 +14,7 @@ from mimdsim.kernels.tile import Tile
 from mimdsim.errors import ConfigError
 from mimdsim.snn.zoo import ZOO
 from mimdsim.workloads.snn.programs.compile import compile_program
-from mimdsim.workloads.snn.programs.matmul_plan import AVAILABLE_MEMORY_PROPORTION, plan_matmul
+from mimdsim.poplibs.matmul_plan import AVAILABLE_MEMORY_PROPORTION, plan_matmul
 
 MK2 = mimdsim.chip("ipu-mk2")
 
@@ -295,7 +295,7 @@ def test_resident_blocks_cover_every_serial_iteration():
     """[2048 x 512] . [512 x 8192] fp32 on a GC200 is split 7 x 4 x 52 with 5 serial output-channel
     iterations: the weights' home blocks (held, and copied into each outlined call, whole) add up to the
     weight matrix and the reduced shares (the gradient, its partials) to the output, not one iteration's."""
-    from mimdsim.workloads.snn.programs.poptorch import MatmulLowering
+    from mimdsim.poplibs.matmul import MatmulLowering
     p = plan_matmul("w", 2048, 512, 8192, MK2, "fp32", tiles=MK2.tiles, fc_pass=True)
     assert (p.pM, p.pK, p.pN, p.sK, p.sN) == (7, 4, 52, 1, 5)
     low = MatmulLowering(p, 0, MK2.tiles)
@@ -440,11 +440,11 @@ def test_linear_bias_as_poptorch_builds_it():
     between the 6 workers (11 rows each) and combined in a second on-tile stage (6 partials)."""
     from mimdsim.engine.run import run_program
     from mimdsim.kernels.poplibs import binary_op_cycles, reduce_cycles
-    from mimdsim.workloads.snn.programs.poptorch import bias_reduction
+    from mimdsim.poplibs.reduce import reduce_first_dim_stages
 
-    assert bias_reduction(128, 1000, 1472) == [(84, 2), (1000, 64)]
-    assert bias_reduction(128, 10, 1472) == [(4, 16), (10, 8)]
-    assert bias_reduction(64, 1000, 1472) == [(1000, 64)]  # 64 partials per output: one stage
+    assert reduce_first_dim_stages(128, 1000, 1472) == [(84, 2), (1000, 64)]
+    assert reduce_first_dim_stages(128, 10, 1472) == [(4, 16), (10, 8)]
+    assert reduce_first_dim_stages(64, 1000, 1472) == [(1000, 64)]  # 64 partials per output: one stage
     tile = Tile.of(MK2, "fp32")
     net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
     prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,

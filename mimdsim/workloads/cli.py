@@ -23,7 +23,7 @@ def kalman_schedule(schedule):
 # workload.* flags; any other setting given a value other than its default is refused, not ignored.
 USES = {"kalman": {"run.schedule", "workload.tracks_per_tile", "workload.planes", "workload.variant",
                    "workload.covariance", "workload.cpu", "workload.cpu_cores"},
-        "mlp": {"model.batch", "gpu.precision", "workload.mlp_layers", "workload.utilisation"}}
+        "mlp": {"model.batch", "gpu.precision", "workload.mlp_layers"}}
 COMMON = {"workload.name", "workload.resident", "workload.batches", "gpu.preset", "output.json", "output.quiet"}
 
 
@@ -70,7 +70,7 @@ def execute_workload(values: dict, system, *, out=print):
                                 batches=v["workload.batches"])
     elif v["workload.name"] == "mlp":
         result = compare_mlp(v["model.batch"], v["workload.mlp_layers"], sys_, v["gpu.preset"],
-                             precision=v["gpu.precision"] or "fp32", stream=stream, utilisation=v["workload.utilisation"],
+                             precision=v["gpu.precision"] or "fp32", stream=stream,
                              batches=v["workload.batches"])
     else:
         raise ConfigError(f"workload.name={v['workload.name']!r}: choose snn, kalman or mlp")

@@ -5,8 +5,6 @@ for the Kalman fit, samples/s for the MLP) and speedup is MIMD throughput over t
 """
 from __future__ import annotations
 
-from ..kernels.amp import AMP_UTILISATION
-
 from ..report.comparison import Comparison
 from .kalman.cpu import kalman_estimate as cpu_kalman, trackr_cpu_estimate as trackr_cpu
 from .kalman.gpu import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman
@@ -40,10 +38,10 @@ def compare_kalman(tracks_per_tile=408, planes=5, chip="ipu-mk2", gpu="a100-40gb
 
 
 def compare_mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", gpu="a100-40gb", *, precision="fp32",
-                stream=True, utilisation=AMP_UTILISATION, **mlp_kw) -> Comparison:
+                stream=True, **mlp_kw) -> Comparison:
     """MLP inference on ``chip``'s AMP units and on ``gpu``. The chip runs fp16 when ``precision``
     is fp16 or bf16, else fp32; the GPU runs ``precision``."""
     chip_precision = "fp16" if precision in ("fp16", "bf16") else "fp32"
-    run = mlp(batch, sizes, chip, precision=chip_precision, stream=stream, utilisation=utilisation, **mlp_kw)
+    run = mlp(batch, sizes, chip, precision=chip_precision, stream=stream, **mlp_kw)
     eager = gpu_mlp(list(sizes), run.report.batch_size, gpu, precision=precision, stream=stream)
     return Comparison(run.report, {"eager": eager}, unit="samples/s", workload="mlp")

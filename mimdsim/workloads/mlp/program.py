@@ -7,10 +7,11 @@ Default size, flavour-tagging sized (docs/workloads.md): an event of 100 tracks 
 Mapping, per layer (``[B, n_in] x [n_in, n_out]``): the batch is split into ``row_groups`` and
 the outputs into ``col_groups``; tile ``r * col_groups + c`` holds ``W[:, cols(c)]`` (weights
 stay resident, replicated per row group) and computes ``Y[rows(r), cols(c)]`` with the
-``amp_layer`` codelet. The planner tries every ``col_groups`` (with ``row_groups = min(B,
-tiles // col_groups)``) and keeps the one with the fewest AMP + input-receive cycles whose
-blocks fit a 1/L share of tile SRAM. Before layer l, every tile receives ``X[rows(r), :]`` from
-the tiles that computed it (a multicast to the row group). One run::
+``amp_layer`` codelet (its product costed by poplin's estimator of the AMP vertex, the
+simulator's one AMP model: ``kernels/amp.py``). The planner tries every ``col_groups`` (with
+``row_groups = min(B, tiles // col_groups)``) and keeps the one with the fewest AMP +
+input-receive cycles whose blocks fit a 1/L share of tile SRAM. Before layer l, every tile
+receives ``X[rows(r), :]`` from the tiles that computed it (a multicast to the row group). One run::
 
     launch; repeat batches: io.inputs (host -> layer-1 tiles), L1 .. LL, io.outputs (-> host)
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...kernels import amp
+from ...kernels.tile import Tile
 
 from ...arch import as_system
 from ...engine import run_program
@@ -28,7 +30,7 @@ from ...errors import ConfigError, OutOfTileMemory
 from ...program import HOST, Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
-from ...validate import check_choice, check_int, check_number
+from ...validate import check_choice, check_int
 
 DEFAULT_SIZES = (1800, 128, 128, 1)
 BYTES = {"fp32": 4, "fp16": 2}
@@ -88,13 +90,13 @@ class MlpRun:
         return self.report.samples_per_second
 
 
-def plan_layer(layer, n_in, n_out, batch, tiles, tile: amp.AmpTile, precision, utilisation, recv_bytes_per_cycle,
+def plan_layer(layer, n_in, n_out, batch, tiles, tile: Tile, precision, recv_bytes_per_cycle,
                sram_share) -> LayerPlan:
     e = BYTES[precision]
     gc = np.arange(1, min(n_out, tiles) + 1)
     gb = np.minimum(batch, tiles // gc)
     rows, cols = -(-batch // gb), -(-n_out // gc)
-    cycles = amp.amp_layer_cycles(rows, cols, n_in, tile, "relu", precision, utilisation) \
+    cycles = amp.amp_layer_cycles(rows, cols, n_in, tile, "relu", precision) \
         + rows * n_in * e / recv_bytes_per_cycle
     mem = e * (n_in * cols + rows * n_in + rows * cols + cols)
     ok = mem <= sram_share
@@ -137,12 +139,11 @@ def _check_sizes(sizes):
             for i, n in enumerate(sizes)]
 
 
-def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision="fp32",
-        utilisation=amp.AMP_UTILISATION, stream=True, batches=1, inputs=None, weights=None, execute=False,
-        seed=0) -> MlpRun:
+def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision="fp32", stream=True, batches=1,
+        inputs=None, weights=None, execute=False, seed=0) -> MlpRun:
     """MLP inference of ``batch`` samples on ``chip`` (AMP units, ``precision`` fp32 or fp16).
 
-    ``utilisation`` is the AMP's fraction of peak (measured range 0.48-0.84); ``stream`` inputs in
+    ``stream`` inputs in
     and outputs out over the host link; ``batches`` batches per run. With ``inputs [batch,
     sizes[0]]`` (or ``execute=True``: random inputs) the network runs numerically (He-initialised
     weights unless ``weights``, a list of ``(W, b)``, is given)."""
@@ -151,17 +152,15 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
     batch = check_int("batch", batch, low=1, fix="pass batch >= 1")
     batches = check_int("batches", batches, low=1, fix="pass batches >= 1")
     check_choice("precision", precision, amp.PRECISIONS)
-    check_number("utilisation", utilisation, low=0, high=1, open_low=True,
-                 fix=f"the measured AMP range is {amp.AMP_UTILISATION_MIN}-{amp.AMP_UTILISATION_MAX}")
     n_tiles = system.check_tiles(tiles)
-    tile = amp.AmpTile.of(system.chip)
+    tile = Tile.of(system.chip, precision)
     L = len(sizes) - 1
     share = system.chip.sram_per_tile / L
     n_micro, plans = 1, None
     while plans is None:  # split the batch into micro-batches until every layer's blocks fit
         micro = -(-batch // n_micro)
         try:
-            plans = [plan_layer(l, sizes[l - 1], sizes[l], micro, n_tiles, tile, precision, float(utilisation),
+            plans = [plan_layer(l, sizes[l - 1], sizes[l], micro, n_tiles, tile, precision,
                                 system.chip.exchange_recv_bytes_per_cycle, share) for l in range(1, L + 1)]
         except OutOfTileMemory:
             if micro == 1:
@@ -188,8 +187,8 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
             y = amp.amp_layer(y, W, bb, "sigmoid" if l == L else "relu", precision)
         outputs = y
 
-    program = lower(system, plans, sizes, precision=precision, utilisation=float(utilisation), stream=stream,
-                    repeats=batches * n_micro, batch_size=batch * batches)
+    program = lower(system, plans, sizes, precision=precision, stream=stream, repeats=batches * n_micro,
+                    batch_size=batch * batches)
     used = program.tile_bytes()
     fullest = int(np.argmax(used))
     if used[fullest] > system.chip.sram_per_tile:
@@ -199,12 +198,10 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
     report = run_program(program)  # every cost is static: no work source
     supersteps = program.schedule[-1].count * len(program.schedule[-1].body)
     bound, notes = bottleneck_notes(report.cycles, report.steps, system.chip.clock_hz, supersteps)
-    notes.append(f"AMP utilisation {utilisation:.2f} of peak (measured {amp.AMP_UTILISATION_MIN}-"
-                 f"{amp.AMP_UTILISATION_MAX}); layers on " + ", ".join(
-                     f"L{p.layer} {p.row_groups}x{p.col_groups}" for p in plans) + " (row x column groups)")
+    notes.append("AMP products costed by poplin's estimator of its AMP vertex; layers on " + ", ".join(
+        f"L{p.layer} {p.row_groups}x{p.col_groups}" for p in plans) + " (row x column groups)")
     report.mode = "execution" if outputs is not None else "analytical"
-    report.placement = {"tiles": int(max(p.tiles for p in plans)), "precision": precision,
-                        "utilisation": float(utilisation), "micro_batches": n_micro, "micro_batch": plans[0].batch,
+    report.placement = {"tiles": int(max(p.tiles for p in plans)), "precision": precision, "micro_batches": n_micro, "micro_batch": plans[0].batch,
                         "layers": [{"layer": p.layer, "row_groups": p.row_groups, "col_groups": p.col_groups}
                                    for p in plans], "batches": batches, "stream": bool(stream), "bound": bound}
     report.notes = notes
@@ -212,7 +209,7 @@ def mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", *, tiles=None, precision=
                   inputs=None if outputs is None else x)
 
 
-def lower(system, plans, sizes, *, precision, utilisation, stream, repeats, batch_size) -> Program:
+def lower(system, plans, sizes, *, precision, stream, repeats, batch_size) -> Program:
     """The run as a program: the launch, then ``repeats`` times (batches x micro-batches) inputs in,
     one superstep per layer (its blocks' ``amp_layer`` vertices, its inputs exchanged from the
     previous layer's tiles), outputs out."""
@@ -227,7 +224,7 @@ def lower(system, plans, sizes, *, precision, utilisation, stream, repeats, batc
         t, rows, cols = p.blocks()
         vs = VertexSet("amp_layer", p.layer, t, {"rows": rows, "cols": cols, "depth": p.n_in,
                                                  "act": "sigmoid" if p.layer == L else "relu",
-                                                 "precision": precision, "utilisation": utilisation})
+                                                 "precision": precision})
         if p.layer == 1:
             if stream:
                 tr = Transfer("inputs", np.full(t.shape, HOST), t, (rows * p.n_in * e).astype(np.float64),

@@ -1,4 +1,4 @@
 """The chip programs of the SNN training step, one module each: :mod:`.published` (the study's
 sparse op as built), :mod:`.fused` (mimdsim's hand-fused spike lists), :mod:`.dense` (dense
-activations), :mod:`.poptorch` (the dense program PopTorch builds, with :mod:`.matmul_plan`,
-poplin's planner); :mod:`.lowering` holds what they share and :mod:`.compile` chooses one."""
+activations), :mod:`.poptorch` (the dense program PopTorch builds, on poplin's planner and matmul lowering in
+:mod:`mimdsim.poplibs`); :mod:`.lowering` holds what they share and :mod:`.compile` chooses one."""

@@ -70,7 +70,7 @@ class SnnPlan:
     dense: bool = False  # dense activations (a matmul per step) instead of spike lists
     schedule: str = "fused"  # "published" (the study's op as built) or "fused" (hand-fused supersteps)
     weight_grad_copies: int | None = None  # published: per-worker gradient copies per tile (1: single-thread)
-    matmuls: tuple = ()  # poptorch: every matmul's poplin-style plan (matmul_plan.MatmulPlan)
+    matmuls: tuple = ()  # poptorch: every matmul's poplin plan (mimdsim.poplibs.matmul_plan.MatmulPlan)
     schedule_reason: str | None = None  # why the settings picked another program than the model's usual one
 
     @property

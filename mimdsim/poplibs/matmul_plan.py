@@ -28,7 +28,7 @@ distinct split, vectorised over candidates; the estimate (ConvModel.cpp ``addEst
                  + [sK > 1] ceil(mn/pK) 4                     <= bound
 
 The estimate has no sync and no fixed exchange term (poplin's has none); the engine charges
-those when the plan runs (``MatmulLowering``).
+those when the plan runs (:class:`~.matmul.MatmulLowering`).
 """
 from __future__ import annotations
 
@@ -36,12 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....kernels.poplibs import binary_op_cycles, dynamic_slice_cycles
-from ....kernels.poplin import (BYTES, IN_CHANS, amp_matmul_cycles, cast_estimate_cycles, conv_reduce_cycles,
-                                conv_units, reduce_exchange_cycles)
-from ....kernels.tile import Tile
+from ..kernels.poplibs import binary_op_cycles, dynamic_slice_cycles
+from ..kernels.poplin import (BYTES, IN_CHANS, amp_matmul_cycles, cast_estimate_cycles, conv_reduce_cycles,
+                              conv_units, reduce_exchange_cycles)
+from ..kernels.tile import Tile
 
-from ....errors import ConfigError
+from ..errors import ConfigError
 
 AVAILABLE_MEMORY_PROPORTION = 0.6  # poplin ConvOptions.hpp / MatMul.cpp availableMemoryProportion default (PopTorch keeps it)
 PARTIAL_BYTES = 4  # float partials (ConvOptions.hpp partialsType default)
@@ -216,8 +216,3 @@ def plan_matmul(name, M, K, N, chip, precision="fp16", *, tiles=None, rhs_reside
                       s * float(c["ds"][i] + c["upd"][i] + c["add"][i]) + float(c["rbs"][i] + c["cast"][i]),
                       use_b, float(b))
 
-
-def block_sizes(X: int, parts: int, block: int) -> np.ndarray:
-    """Sizes of the ``parts`` blocks of X (block ``block``; the last ones may be short or empty)."""
-    starts = np.minimum(np.arange(parts + 1) * block, X)
-    return np.diff(starts)

@@ -6,9 +6,9 @@ pieces the workloads' programs are built from, and run by the same engine
 (:func:`~mimdsim.engine.run.run_program`): compute through the codelet registry (poplibs'
 estimators in ``kernels/poplibs.py``, poplin's AMP vertex in ``kernels/poplin.py``), exchange
 and host streams through the fabric model (``mimdsim/engine/fabric.py``), the barrier through
-its sync model. A matmul is planned by the PopTorch program's planner
-(``mimdsim/workloads/snn/programs/matmul_plan.py``) and lowered by its ``MatmulLowering``. There
-is no second cost formula here.
+its sync model. A matmul is planned by poplin's planner (``mimdsim/poplibs/matmul_plan.py``) and
+lowered by ``MatmulLowering`` (``mimdsim/poplibs/matmul.py``), as in the PopTorch program. There is
+no second cost formula here.
 
 Kinds and their shape arguments (``tiles`` defaults to every tile of the chip):
 
@@ -29,16 +29,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arch import as_system, system as make_system
-from .compiler.transfers import host_stream
-from .engine.band import chip_band
-from .engine.run import run_program
-from .errors import ConfigError
-from .program import Program, ProgramMeta, Superstep, Transfer, VertexSet
-from .validate import check_choice, check_int
-from .kernels.poplin import BYTES
-from .workloads.snn.programs.matmul_plan import plan_matmul
-from .workloads.snn.programs.poptorch import MatmulLowering, spread
+from ..arch import as_system, system as make_system
+from ..compiler.transfers import host_stream
+from ..engine.band import chip_band
+from ..engine.run import run_program
+from ..errors import ConfigError
+from ..program import Program, ProgramMeta, Superstep, Transfer, VertexSet
+from ..validate import check_choice, check_int
+from ..kernels.poplin import BYTES
+from .linear import spread
+from .matmul import MatmulLowering
+from .matmul_plan import plan_matmul
 
 DTYPES = {"float": 4, "half": 2}
 KINDS = {
