@@ -220,7 +220,7 @@ def assert_cli_words(text: str, typed=()) -> None:
     flags = all_flags()
     unknown = [f for f in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if f not in flags and f not in typed]
     assert not unknown, f"suggests flags that do not exist {unknown}: {text}"
-    from mimdsim.settings import FILE_KEYS
+    from mimdsim.config import FILE_KEYS
     keys = [k for k in re.findall(r"\bTOML: ([a-z_]+\.[a-z0-9_.]*[a-z0-9_])", text) if k not in FILE_KEYS]
     assert not keys, f"names experiment-file keys that do not exist {keys}: {text}"
 

@@ -29,8 +29,7 @@ import numpy as np
 
 from ..arch.chip import CHIPS
 from ..errors import ConfigError, DoesNotFit, MimdsimError, OutOfTileMemory
-from ..experiment import key_lines, load_experiment, tomllib
-from ..settings import FILE_KEYS, check_value
+from ..config import FILE_KEYS, check_value, key_lines, load_experiment, tomllib
 from ..validate import check_choice, check_int, did_you_mean
 
 MODES = ("grid", "zip", "random")
@@ -219,7 +218,7 @@ def point_values(sweep: Sweep, params: dict) -> dict:
 
 def check_points(sweep: Sweep, lines) -> None:
     """Type-check every axis value and build every point's network and chip before any runs."""
-    from ..experiment import build_run
+    from ..workloads.snn.from_settings import build_run
 
     seen = set()
     for params in sweep.points:
