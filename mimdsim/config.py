@@ -42,6 +42,7 @@ class Setting:
     commands: tuple = ("simulate", "compare")  # which commands take it
     group: str = ""  # the help section of the flag (train), "" for none
     metavar: str | None = None  # default: the flag's name in capitals
+    api: str = ""  # the Python keyword it sets, where not its key's last part (errors name it so)
 
     @property
     def dest(self) -> str:
@@ -73,7 +74,7 @@ SETTINGS: tuple[Setting, ...] = (
             "(snnTorch's default, exported as the same node); default zero, with a warning",
             choices=("zero", "subtract")),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
-    Setting("model.batch", "--batch", "int", 48, "batch size B"),
+    Setting("model.batch", "--batch", "int", 48, "batch size B", api="batch_size"),
     Setting("model.max_activity", "--max-activity", "float", None,
             f"sets each list's capacity K = even floor(a*n) (default: {DEFAULT_MAX_ACTIVITY}; a --model graph: "
             f"K = n, every neuron listed)"),
@@ -232,7 +233,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("network.no_theta2_schedule", "--no-theta2-schedule", "bool", False, "keep theta2 fixed at --theta2",
             commands=TRAIN, group=NETWORK),
     Setting("train.epochs", "--epochs", "int", 10, "training epochs", commands=TRAIN, group=TRAINING),
-    Setting("train.batch", "--batch", "int", 16, "batch size B", commands=TRAIN, group=TRAINING),
+    Setting("train.batch", "--batch", "int", 16, "batch size B", commands=TRAIN, group=TRAINING, api="batch_size"),
     Setting("train.optimizer", "--optimizer", "str", "adam", "its update runs on the chip",
             choices=("adam", "sgd"), commands=TRAIN, group=TRAINING),
     Setting("train.lr", "--lr", "float", 2e-3, "learning rate", commands=TRAIN, group=TRAINING),
@@ -449,7 +450,7 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
         try:
             check_assumptions({name: value})
         except ConfigError as e:
-            raise ConfigError(f"{where('assume.' + name)}: [assume] {e}") from None
+            raise e.prefixed(f"{where('assume.' + name)}: [assume] ") from None
     base = os.path.dirname(os.path.abspath(path))
     for key in ("output.json", "output.csv", "output.plot", "output.trace"):
         if values[key] and not os.path.isabs(values[key]):

@@ -12,7 +12,8 @@ import os
 import sys
 
 from ..errors import MimdsimError
-from .output import INTERRUPTED, STDOUT_CLOSED, _stdout_to_devnull, cli_terms
+from .output import INTERRUPTED, STDOUT_CLOSED, _stdout_to_devnull
+from .terms import cli_text
 from .parser import build_parser
 
 __all__ = ["main", "build_parser"]
@@ -30,11 +31,11 @@ def _kept(args) -> str:
 
 
 def _check_train_outputs(args) -> None:
-    from ..report.outputs import check_file_path
+    from ..report.outputs import check_file_path, output
     if getattr(args, "train_json", None) is not None:  # "" is asked for, and refused
-        check_file_path(args.train_json, "--json")
+        check_file_path(args.train_json, output("train.json"))
     if getattr(args, "train_checkpoint", None) is not None and not getattr(args, "train_resume", False):
-        check_file_path(args.train_checkpoint, "--checkpoint")
+        check_file_path(args.train_checkpoint, output("train.checkpoint"))
 
 
 def main(argv=None) -> int:
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
             _check_train_outputs(args)
         return args.func(args)
     except MimdsimError as e:
-        print(f"mimdsim: error: {cli_terms(str(e))}", file=sys.stderr)
+        print(f"mimdsim: error: {cli_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\nmimdsim: interrupted; {_kept(args)}", file=sys.stderr)
@@ -78,7 +79,7 @@ def main(argv=None) -> int:
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     """A warning on the command line: one line in its terms, not the source line that raised it."""
     try:
-        print(f"mimdsim: warning: {cli_terms(' '.join(str(message).split()))}", file=file or sys.stderr)
+        print(f"mimdsim: warning: {' '.join(cli_text(message).split())}", file=file or sys.stderr)
     except (OSError, ValueError):
         pass
 

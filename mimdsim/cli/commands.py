@@ -2,11 +2,14 @@
 ``validate`` and ``sweep`` (``train``: :mod:`mimdsim.cli.train`)."""
 from __future__ import annotations
 
+import dataclasses
+
 from .. import arch
 from ..config import FILE_KEYS, check_value
 from ..errors import ConfigError
 from .flags import values_from_args
 from .output import INTERRUPTED, say, say_report
+from .terms import OP_FLAGS
 
 
 def cmd_chips(args) -> int:
@@ -75,28 +78,15 @@ def cmd_gpus(args) -> int:
     return 0
 
 
-OP_FLAGS = (  # flag, type, help: the shape arguments of mimdsim.op (KIND decides which apply)
-    ("--m", int, "matmul: rows of the left operand [m,k]"), ("--k", int, "matmul: inner dimension"),
-    ("--n", int, "matmul: columns of the right operand [k,n]"),
-    ("--precision", str, "matmul: fp32 or fp16 (default fp16)"),
-    ("--elements", int, "elementwise, copy, dynamic-slice: the tensor's elements (spread over --tiles)"),
-    ("--operand", str, "elementwise: scalar (default) or vector"), ("--pattern", str,
-     "elementwise --operand vector: the vector's length; exchange: point-to-point (default), broadcast, all-to-all"),
-    ("--regions", int, "contiguous regions per tile (default 1)"), ("--dtype", str, "float (default) or half"),
-    ("--slices", int, "dynamic-slice: slices taken (default 1)"), ("--outputs", int, "reduce: output elements"),
-    ("--partials", int, "reduce: inputs summed into each output"), ("--bytes", int, "exchange: bytes per message"),
-    ("--bytes-in", int, "host: bytes from the host"), ("--bytes-out", int, "host: bytes to the host"),
-    ("--scope", str, "sync: chip (default) or global"), ("--chips", int, "sync: chips the barrier spans"),
-    ("--tiles", int, "tiles the op uses (default: every tile of the chip)"),
-)
+OP_NAMES = {flag[2:].replace("-", "_") for flag, _, _ in OP_FLAGS} | {"update"}  # mimdsim.op's arguments
 
 
 def cmd_op(args) -> int:
     from ..ops import op
-    from ..report.outputs import check_file_path
+    from ..report.outputs import check_file_path, output
 
     if args.json:
-        check_file_path(args.json, "--json")
+        check_file_path(args.json, output("output.json"))
     shape = {flag[2:].replace("-", "_"): getattr(args, "op_" + flag[2:].replace("-", "_"))
              for flag, _, _ in OP_FLAGS}
     shape = {k: v for k, v in shape.items() if v is not None}
@@ -110,12 +100,9 @@ def cmd_op(args) -> int:
                               f"integer") from None
     try:
         report = op(args.kind, args.chip, **shape)
-    except ConfigError as e:  # name the flags, not the Python arguments
-        import re
-        text = re.sub(r"\b(bytes_in|bytes_out)\b", lambda m: m.group(1).replace("_", "-"), str(e))
-        text = re.sub(r"(?<![\w-])(m|k|n|precision|elements|operand|pattern|regions|dtype|slices|outputs|partials|"
-                      r"bytes|bytes-in|bytes-out|scope|chips|tiles|update)=", r"--\1 ", text)
-        raise ConfigError(text) from None
+    except ConfigError as e:  # its parameters are this command's flags (op.NAME), not the run settings
+        raise e.with_params(lambda p: dataclasses.replace(p, key="op." + p.name) if p.name in OP_NAMES else p) \
+            from None
     say(report.summary())
     if args.json:
         import json
@@ -127,10 +114,10 @@ def cmd_op(args) -> int:
 
 def cmd_validate(args) -> int:
     from ..validation import run_all, summary_table
-    from ..report.outputs import check_file_path
+    from ..report.outputs import check_file_path, output
 
     if args.json:
-        check_file_path(args.json, "--json")
+        check_file_path(args.json, output("output.json"))
     results = run_all(sources=args.source, quick=args.quick, lists=args.lists)
     say(summary_table(results, points=args.points))
     if args.json:
@@ -142,7 +129,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from ..report.outputs import check_file_path, check_folder_path
+    from ..report.outputs import check_file_path, check_folder_path, output
     from ..report.progress import Progress
     from ..sweep import load_results, load_sweep, run_sweep
     from ..sweep.runner import pending
@@ -150,7 +137,7 @@ def cmd_sweep(args) -> int:
     sweep = load_sweep(args.file)
     check_file_path(sweep.results, "sweep.results")  # before any point runs
     if args.plot:
-        check_folder_path(args.plot, "--plot")
+        check_folder_path(args.plot, output("output.plot"))
     if args.scheduler:
         check_scheduler(args.scheduler)
     total, todo = len(sweep.points), len(pending(sweep))

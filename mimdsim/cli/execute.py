@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import build_system
-from ..errors import MimdsimError
+from ..errors import Message, MimdsimError
 
 
 def _locate(values, error: MimdsimError) -> MimdsimError:
@@ -18,7 +18,7 @@ def _locate(values, error: MimdsimError) -> MimdsimError:
     for key, token in (("chip.preset", "chip"), ("gpu.preset", "GPU"), ("gpu.systolic", "systolic"),
                        ("chip.set", "chip field")):
         if key in where and f"unknown {token}" in msg:
-            return type(error)(f"{where[key]}: {msg}") if not hasattr(error, "tile") else error
+            return error.prefixed(f"{where[key]}: ") if not hasattr(error, "tile") else error
     return error
 
 
@@ -65,10 +65,10 @@ def execute(values: dict, command: str, *, out=print):
         for name, r in [("MIMD " + run.report.architecture, run.report)] + \
                 [(f"{r.architecture} {k}", r) for k, r in (getattr(result, "others", {}) or {}).items()]:
             if r.uncertainty:
-                text += f"\n\n  {name}, named assumptions:" + "\n".join(tornado_lines(r.uncertainty))
+                text = Message(text, f"\n\n  {name}, named assumptions:" + "\n".join(tornado_lines(r.uncertainty)))
     if run.loss is not None:
         norms = "" if run.grads is None else "; gradient norms " + ", ".join(f"{np.linalg.norm(g):.3g}" for g in run.grads)
-        text += f"\n\n  loss {run.loss:.6f}" + norms
+        text = Message(text, f"\n\n  loss {run.loss:.6f}" + norms)
     written = write_outputs(values, run, result, gpu_reports, timeline)  # before anything is printed
     out(text)
     for line in written:

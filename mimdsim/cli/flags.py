@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ..config import DEFAULT_LAYERS, SETTINGS, Setting, bound_error
+from .terms import cli_text
 
 # Metavars in --help where the kind's default (N, X, SIZES, ...) would not say what to give.
 METAVARS = {"gpu.trace": "FILE.py", "model.nir": "FILE.nir", "chip.preset": "PRESET", "gpu.preset": "PRESET", "gpu.systolic": "PRESET",
@@ -83,7 +84,7 @@ def _assume_value(text):
     try:
         return key, check({key: value})[key]
     except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        raise argparse.ArgumentTypeError(cli_text(e)) from None
 
 
 def _field_value(text):
@@ -97,7 +98,7 @@ def _field_value(text):
     try:
         CHIPS.check_fields([key.strip()])
     except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        raise argparse.ArgumentTypeError(cli_text(e)) from None
     try:
         num = float(value.replace("_", ""))
     except ValueError:

@@ -6,7 +6,7 @@ import argparse
 
 from ..config import FILE_KEYS, tomllib
 from . import commands
-from .commands import OP_FLAGS
+from .terms import OP_FLAGS
 from .flags import _field_value, add_arguments
 
 

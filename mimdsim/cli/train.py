@@ -13,6 +13,7 @@ import numpy as np
 
 from ..config import CHIP, DATA, DEFAULT_THETA2, NETWORK, TRAINING, build_system
 from .flags import add_arguments, values_from_args
+from .terms import cli_text
 
 
 def load_dataset(v: dict):
@@ -115,7 +116,7 @@ def cmd_train(args) -> int:
     print(f"final test accuracy {acc} after {e.epoch} epochs ({e.steps} steps); simulated time on "
           f"{system.name} {e.chip_seconds_total:.4g} s{gpu_s}")
     for note in result.config.get("notes", []):
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {cli_text(note)}", file=sys.stderr)
     if v["train.json"]:
         result.to_json(v["train.json"])
         print(f"wrote {v['train.json']}")

@@ -148,7 +148,7 @@ def load_sweep(path) -> Sweep:
             try:
                 get(key.split(".", 1)[1])
             except ConfigError as e:
-                raise ConfigError(f"{where}: axis {key!r}: {e}") from None
+                raise e.prefixed(f"{where}: axis {key!r}: ") from None
         if key.startswith("chip.set."):
             CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
@@ -229,7 +229,7 @@ def check_points(sweep: Sweep, lines) -> None:
                 try:
                     check({key.split(".", 1)[1]: value})
                 except ConfigError as e:
-                    raise ConfigError(f"{where}: axis {key!r}: {e}") from None
+                    raise e.prefixed(f"{where}: axis {key!r}: ") from None
             elif not key.startswith("chip.set."):
                 check_value(FILE_KEYS[key], value, where=f"{where}: axis {key!r}: ")
         values = point_values(sweep, params)
@@ -245,4 +245,4 @@ def check_points(sweep: Sweep, lines) -> None:
             key = next((k for k in params if k.split(".")[-1] in str(e) or k.split(".")[0] in str(e)),
                        next(iter(params)))
             raise ConfigError(f"{sweep.path}:{lines.get('sweep.axes.' + key, '?')}: point {params} is rejected "
-                              f"(axis {key!r}): {e}")
+                              f"(axis {key!r}): ", e)

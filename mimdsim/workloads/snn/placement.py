@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...engine import run_program
-from ...errors import ConfigError, OutOfTileMemory
+from ...errors import ConfigError, OutOfTileMemory, Param, join
 from ...compiler.memory import check_fits
 from ...program import Loop, Program
 from .mapping import _place, weight_bytes_lower_bound
@@ -192,15 +192,18 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
     kw = dict(kw, reserve_tile0=reserve_tile0)
     if chips_used is not None:
         if chips_used > system.chips:
-            raise ConfigError(f"--chips-used {chips_used} is more than the {system.chips} chip(s) given: raise "
-                              f"--chips to at least {chips_used} or lower --chips-used")
+            raise ConfigError(Param("chips_used", chips_used), f" is more than the {system.chips} chip(s) given: raise ",
+                              Param("chips", action="raise"), f" to at least {chips_used} or lower ",
+                              Param("chips_used", action="lower"), param=Param("chips_used", chips_used),
+                              limit=system.chips)
         system = dataclasses.replace(system, chips=chips_used)
     layer_sizes = list(sizes[1:])
     if neurons_per_tile is not None:  # pinned: today's placement, no scoring
         program = compile_program(sizes, capacities, system, neurons_per_tile=neurons_per_tile, **kw)
         if chips_used is not None and program.mapping.chips_used != chips_used:
-            raise ConfigError(f"--neurons-per-tile {neurons_per_tile} places the layers on "
-                              f"{program.mapping.chips_used} chip(s), not --chips-used {chips_used}: drop one of them")
+            raise ConfigError(Param("neurons_per_tile", neurons_per_tile), " places the layers on "
+                              f"{program.mapping.chips_used} chip(s), not ", Param("chips_used", chips_used),
+                              ": drop one of them")
         try:
             check_fits(program)
         except OutOfTileMemory as e:
@@ -286,9 +289,9 @@ def _largest(lo, hi, ok):
     return lo
 
 
-def remedies(sizes, capacities, system, kw, *, pinned=None, chips_pinned=False) -> tuple[list[str], list[str]]:
+def remedies(sizes, capacities, system, kw, *, pinned=None, chips_pinned=False) -> tuple[list[tuple], list[tuple]]:
     """Every remedy that makes the model fit, each checked by compiling it and planning its memory;
-    and what was tried in vain."""
+    and what was tried in vain (each as message parts naming its parameters)."""
     T, B = kw["timesteps"], kw["batch_size"]
     items = tuple(sorted((k, v) for k, v in kw.items() if k not in ("timesteps", "batch_size")))
 
@@ -300,18 +303,18 @@ def remedies(sizes, capacities, system, kw, *, pinned=None, chips_pinned=False) 
         ok = [n for n, _, _ in _take(placing_counts(list(sizes[1:]), system.chips, system.chip.tiles,
                                                     kw["reserve_tile0"]), 64) if fits(n=n)]
         if ok:
-            out.append(f"--neurons-per-tile {ok[0]}" + (f" (or {', '.join(map(str, ok[1:4]))})" if ok[1:] else "")
-                       + " or drop --neurons-per-tile (the search picks)")
+            out.append((Param("neurons_per_tile", ok[0]), f" (or {', '.join(map(str, ok[1:4]))})" if ok[1:] else "",
+                        " or drop ", Param("neurons_per_tile", action="drop"), " (the search picks)"))
     L = len(sizes) - 1
     for k in range(system.chips + 1, max(L, system.chips) + 1):  # more than one chip per layer never helps
         if fits(dataclasses.replace(system, chips=k), n=None, chips_used=k if chips_pinned else None):
-            out.append(f"{'--chips-used' if chips_pinned else '--chips'} {k}"
-                       + (f" (and --chips {k})" if chips_pinned else "")
-                       + ("" if pinned is None else " without --neurons-per-tile"))
+            out.append((Param("chips_used" if chips_pinned else "chips", k),
+                        *((" (and ", Param("chips", k), ")") if chips_pinned else ()),
+                        *(() if pinned is None else (" without ", Param("neurons_per_tile", action="drop")))))
             break
     else:
         if max(L, system.chips) > system.chips:
-            tried.append(f"up to {max(L, system.chips)} chips (one layer per chip)")
+            tried.append((f"up to {max(L, system.chips)} chips (one layer per chip)",))
     tiles = system.chip.tiles
     ladder = [int(tiles * f) for f in (1.25, 1.5, 2, 3, 4)]
     with_tiles = lambda t: fits(_with_tiles(system, t), n=pinned)  # noqa: E731
@@ -321,19 +324,19 @@ def remedies(sizes, capacities, system, kw, *, pinned=None, chips_pinned=False) 
         while hit - lo > max(8, hit // 100):  # the fewest, to about 1%: each probe compiled
             mid = (lo + hit) // 2
             lo, hit = (lo, mid) if with_tiles(mid) else (mid, hit)
-        out.append(f"--tiles {hit} (tiles per chip)")
+        out.append((Param("tiles", hit), " (tiles per chip)"))
     else:
-        tried.append(f"up to --tiles {ladder[-1]}")
+        tried.append(("up to ", Param("tiles", ladder[-1])))
     b = _largest(1, B - 1, lambda v: fits(B_=v) is not None) if B > 1 else None
     if b:
-        out.append(f"--batch {b}")
+        out.append((Param("batch_size", b),))
     elif B > 1:
-        tried.append("--batch 1")
+        tried.append((Param("batch_size", 1),))
     t = _largest(1, T - 1, lambda v: fits(T_=v) is not None) if T > 1 else None
     if t:
-        out.append(f"--timesteps {t}")
+        out.append((Param("timesteps", t),))
     elif T > 1:
-        tried.append("--timesteps 1")
+        tried.append((Param("timesteps", 1),))
     return out, tried
 
 
@@ -351,11 +354,13 @@ def with_remedies(e: OutOfTileMemory, sizes, capacities, system, kw, *, pinned, 
     what = e.hint.split(". ", 1)[0]  # "N tile(s) over the limit; largest here: X"
     tried = (f"neurons per tile {pinned} (pinned)" if pinned is not None else
              "every neurons-per-tile count that places, up to one whose neurons alone overfill a tile")
-    advice = f"{what}. Tried {tried} on {system.chips} chip(s)."
+    advice = (f"{what}. Tried {tried} on {system.chips} chip(s).",)
     if fixes:
-        advice += " Each of these fits (checked): " + "; ".join(fixes) + "."
+        advice += (" Each of these fits (checked): ", *join(*fixes, sep="; "), ".")
     if in_vain:
-        advice += f" Checked and still over: {'; '.join(in_vain)}."
+        advice += (" Checked and still over: ", *join(*in_vain, sep="; "), ".")
     if not fixes:
-        advice += " Not checked: a lower --max-activity (smaller lists) or more SRAM per tile (--set sram_per_tile=N)."
-    return OutOfTileMemory(e.tile, e.used, e.limit, e.breakdown, advice)
+        advice += (" Not checked: a lower ", Param("max_activity", action="lower"), " (smaller lists) or more SRAM per "
+                   "tile (", Param("sram_per_tile", key="chip.set.sram_per_tile", shown="N"), ").")
+    return OutOfTileMemory(e.tile, e.used, e.limit, e.breakdown, advice,
+                           remedies=[p for f in fixes for p in f if isinstance(p, Param) and p.suggests])
