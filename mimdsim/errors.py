@@ -127,6 +127,11 @@ class MimdsimError(Exception):
                                                  if isinstance(p, Param) and p.suggests and p != param)
         super().__init__(render(self.parts))
 
+    @property
+    def value(self):
+        """The offending value (of ``param``), or None."""
+        return None if self.param is None else self.param.value
+
     def render(self, name: Callable[[Param], str] | None = None) -> str:
         """The message with each parameter spelled by ``name`` (the command line passes its flags)."""
         return render(self.parts, name)

@@ -449,6 +449,30 @@ def test_cli_errors_use_flags_not_python_keywords(capsys):
     assert "chip(" not in line and "=1472)" not in line
 
 
+def test_an_error_carries_its_parameter_limit_and_remedies():
+    """What to change is data the caller can read, and survives a trip to another process (a sweep's
+    worker): the parameter, its value, the limit and each remedy with its suggested value."""
+    import pickle
+
+    from mimdsim.cli.terms import cli_text
+    from mimdsim.errors import Param
+
+    with pytest.raises(ConfigError) as info:
+        mimdsim.system("ipu-mk2", chips=0)
+    e = info.value
+    assert e.param == Param("chips", 0) and e.value == 0 and e.limit == "an integer >= 1"
+    assert [(r.name, r.value) for r in e.remedies] == [("chips", 2)]
+    assert str(e).endswith("pass e.g. system('ipu-mk2', chips=2)") and cli_text(e).endswith("pass e.g. --chips 2")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is ConfigError and back.remedies == e.remedies and cli_text(back) == cli_text(e)
+    net = mimdsim.Network.feedforward([100, 300, 300, 10])
+    with pytest.raises(ConfigError) as info:
+        mimdsim.simulate(net, mimdsim.system("ipu-mk2", chips=2, tiles=64), timesteps=3, batch_size=2,
+                         activity=0.02, chips_used=3)
+    assert info.value.param == Param("chips_used", 3) and info.value.limit == 2
+    assert {r.name: r.action for r in info.value.remedies} == {"chips": "raise", "chips_used": "lower"}
+
+
 # The front door (its package) and the settings table (each setting's flag) are the only modules
 # that spell a command-line flag; every other module names its parameters as Params.
 FLAG_SPELLERS = ("mimdsim/cli/", "mimdsim/config.py")
