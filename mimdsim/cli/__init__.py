@@ -82,8 +82,3 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
         print(f"mimdsim: warning: {' '.join(cli_text(message).split())}", file=file or sys.stderr)
     except (OSError, ValueError):
         pass
-
-
-
-if __name__ == "__main__":
-    sys.exit(main())
