@@ -23,6 +23,7 @@ def setting(key: str, value=UNSET, **kw) -> Param:
 TIMESTEPS, BATCH = setting("model.timesteps"), Param("batch_size", key="model.batch")
 INFERENCE = Param("training", False, key="run.inference", setting_value=True)
 
+
 def check_sizes_fit(values: dict) -> None:
     """Refuse, from the layer sizes alone, a network that cannot fit a chip's SRAM or this
     machine's memory, before its weights (or any per-tile array) are allocated."""
