@@ -14,8 +14,8 @@ import argparse
 import statistics
 import time
 
-from mimdsim.experiment import build_run
-from mimdsim.settings import FILE_KEYS
+from mimdsim.config import FILE_KEYS
+from mimdsim.workloads.snn.from_settings import build_run
 from mimdsim.workloads.snn.simulate import simulate
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .arch.chip import ETHERNET_100G, PCIE_GEN4_X16
-from .errors import ConfigError
+from .errors import ConfigError, Param
 from .kernels.assumed import NOTHING, Pinned  # noqa: F401 (A.NOTHING, A.Pinned: the value callers pass)
 from .validate import did_you_mean
 
@@ -236,9 +236,9 @@ def get(name: str) -> Assumption:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise ConfigError(f"--assume {name}: no assumption of that name." + (did_you_mean(name, REGISTRY) or
-                          f" Named assumptions: {', '.join(REGISTRY)}") + " (docs/cost-model.md, 'Named assumptions')") \
-            from None
+        raise ConfigError(Param(name, key="assume." + name), ": no assumption of that name."
+                          + (did_you_mean(name, REGISTRY) or f" Named assumptions: {', '.join(REGISTRY)}")
+                          + " (docs/cost-model.md, 'Named assumptions')") from None
 
 
 def check(values: dict | None) -> Pinned:
@@ -252,11 +252,13 @@ def check(values: dict | None) -> Pinned:
         try:
             x = float(v)
         except (TypeError, ValueError):
-            raise ConfigError(f"--assume {name}={v!r}: not a number; give {a.unit}, e.g. {name}={a.high:g}") from None
+            raise ConfigError(Param(name, v, key="assume." + name, shown=repr(v)), f": not a number; give {a.unit}, "
+                              "e.g. ", Param(name, a.high, key="assume." + name, shown=f"{a.high:g}")) from None
         lo, hi = a.domain
         if not lo <= x <= hi:
-            raise ConfigError(f"--assume {name}={v}: outside {lo:g}-{hi:g} {a.unit} (plausible: {a.low:g}-{a.high:g}); "
-                              f"give a value in that domain")
+            raise ConfigError(Param(name, v, key="assume." + name, shown=str(v)),
+                              f": outside {lo:g}-{hi:g} {a.unit} (plausible: {a.low:g}-{a.high:g}); give a value in "
+                              f"that domain", param=Param(name, v, key="assume." + name), limit=(lo, hi))
         out[name] = x
     return Pinned.of(out)
 
@@ -287,12 +289,13 @@ def refuse_unread(values: dict, reads: dict, run: str) -> None:
         a = REGISTRY[name]
         if not any(a.applies(p) for p in reads.get(a.kind, ())):
             where = ", ".join(a.presets)
-            fix = {"chip": "--chip", "codelet": "--chip", "host": "--chip", "gpu": "compare --gpu",
-                   "systolic": "compare --systolic"}.get(a.kind)
-            fix = f"{fix} {a.presets[0]}" if fix else (
-                f"compare with a GPU column on {where}" if a.kind == "framework" else f"a run on {where}")
-            raise ConfigError(f"--assume {name}: it sets {a.target} of {where}, which this run ({run}) does not read, "
-                              f"so it would change nothing; drop it, or use {fix}")
+            chip = ("", "chip", "chip.preset")  # (command, Python name, settings key) of the preset to run
+            preset = {"chip": chip, "codelet": chip, "host": chip, "gpu": ("compare ", "gpu", "gpu.preset"),
+                      "systolic": ("compare ", "systolic", "gpu.systolic")}.get(a.kind)
+            fix = (preset[0], Param(preset[1], a.presets[0], key=preset[2])) if preset else (
+                f"compare with a GPU column on {where}" if a.kind == "framework" else f"a run on {where}",)
+            raise ConfigError(Param(name, key="assume." + name), f": it sets {a.target} of {where}, which this run "
+                              f"({run}) does not read, so it would change nothing; drop it, or use ", *fix)
 
 
 def for_preset(kind: str, preset: str) -> list[Assumption]:

@@ -10,7 +10,7 @@ from . import assumptions as A
 from .arch import as_system
 from .arch.gpu import GpuSpec, gpu as gpu_spec
 from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
-from .errors import ConfigError, OutOfDeviceMemory
+from .errors import ConfigError, Message, OutOfDeviceMemory, Param
 from .report.comparison import Comparison
 from .validate import check_choice
 from .workloads.snn.baselines.gpu import STRATEGIES, estimate
@@ -40,13 +40,16 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     """
     assume = A.check(assume)
     from .gpu.trace_compile import MODES
-    check_choice("--gpu-trace-mode", gpu_trace_mode, MODES)
+    check_choice("gpu_trace_mode", gpu_trace_mode, MODES, key="gpu.trace_mode")
     if gpu_trace is None and gpu_trace_mode != "eager":
-        raise ConfigError(f"--gpu-trace-mode {gpu_trace_mode} says how the --gpu-trace step runs, and no "
-                          "--gpu-trace FILE.py is given: add one, or drop --gpu-trace-mode")
+        mode, trace = Param("gpu_trace_mode", gpu_trace_mode, key="gpu.trace_mode"), Param("gpu_trace", key="gpu.trace")
+        raise ConfigError(mode, " says how the ", trace, " step runs, and no ",
+                          Param("gpu_trace", key="gpu.trace", shown="FILE.py"), " is given: add one, or drop ",
+                          Param("gpu_trace_mode", key="gpu.trace_mode", action="drop"), param=mode)
     if simulate_kw.get("training", True) is not True:
+        inference = Param("training", False, key="run.inference", setting_value=True)
         raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
-                          "programs); drop training=False, or simulate(..., training=False) the chip alone")
+                          "programs); drop ", inference, ", or simulate(..., training=False) the chip alone")
     strategies = [strategies] if isinstance(strategies, str) else list(strategies)
     for s in strategies:
         check_choice("strategy", s, STRATEGIES, where="GPU ")
@@ -76,7 +79,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         try:
             others[s] = at(spec)
         except OutOfDeviceMemory as e:
-            refused[s] = str(e)
+            refused[s] = Message(*e.parts)  # its parameters kept: the command line names their flags
             continue
         if band:  # memory does not move with a time assumption: checked once
             others[s].uncertainty = gpu_band(lambda g, moved: at(g, moved, check=False), spec, assume, rep.batch_size,

@@ -16,8 +16,8 @@ def default_compare_traces() -> dict:
     import tempfile
 
     from .cli import build_parser
-    from .experiment import execute
-    from .settings import values_from_args
+    from .cli.execute import execute
+    from .cli.flags import values_from_args
 
     saved = {v: os.environ.get(v) for v in ("MIMDSIM_CACHE_DIR", "MIMDSIM_TRACE_SEED")}
     memory = dict(eager_trace._MEMORY)

@@ -2,8 +2,10 @@
 
 Each check raises :class:`~mimdsim.errors.ConfigError` with one message shape,
 ``{where}{name}={value!r} must be {rule}; {fix}``, so every message names the value, the
-limit and what to change. ``fix`` may be a function, called only when the check fails (a
-fix that quotes a preset's value costs nothing on the good path).
+limit and what to change; the error carries the parameter (a :class:`~mimdsim.errors.Param`:
+``name``, and ``key``, its run setting's key where the name alone does not find it) and the rule as
+data. ``fix`` is text or parts (naming parameters as Params), or a function giving them, called only
+when the check fails (a fix that quotes a preset's value costs nothing on the good path).
 """
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from typing import Callable, Iterable, Sequence, Union
 
 import numpy as np
 
-from .errors import ConfigError, DoesNotFit
+from .errors import ConfigError, DoesNotFit, Param
 
-Fix = Union[str, Callable[[], str]]
+Fix = Union[str, tuple, Callable[[], Union[str, tuple]]]
 
 
 def is_number(value) -> bool:
@@ -43,26 +45,31 @@ def did_you_mean(value, options: Iterable) -> str:
     return f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
-def _fail(name: str, value, rule: str, where: str, fix: Fix):
+def _fix(fix: Fix, sep: str = "; ") -> tuple:
     fix = fix() if callable(fix) else fix
-    raise ConfigError(f"{where}{name}={value!r} must be {rule}" + (f"; {fix}" if fix else ""))
+    return (sep, fix) if fix else ()
+
+
+def _fail(name: str, value, rule: str, where: str, fix: Fix, key: str = ""):
+    param = Param(name, value, key=key)
+    raise ConfigError(where, param, f" must be {rule}", *_fix(fix), param=param, limit=rule)
 
 
 def check_int(name: str, value, *, low: int | None = None, high: int | None = None,
-              where: str = "", fix: Fix = "") -> int:
+              where: str = "", fix: Fix = "", key: str = "") -> int:
     """``value`` as an int, if it is an integer (not a bool) within ``[low, high]``."""
     if not (is_int(value) and (low is None or value >= low) and (high is None or value <= high)):
         if low is not None and high is not None:
             rule = f"an integer between {low} and {high}"
         else:
             rule = "an integer" + (f" >= {low}" if low is not None else "") + (f" <= {high}" if high is not None else "")
-        _fail(name, value, rule, where, fix)
+        _fail(name, value, rule, where, fix, key)
     return int(value)
 
 
 def check_number(name: str, value, *, low: float | None = None, high: float | None = None,
                  open_low: bool = False, open_high: bool = False, finite: bool = True, unit: str = "",
-                 allow_none: bool = False, where: str = "", fix: Fix = ""):
+                 allow_none: bool = False, where: str = "", fix: Fix = "", key: str = ""):
     """``value`` if it is a real number (not a bool, not NaN; finite unless ``finite=False``)
     within the bounds (``open_low``/``open_high`` exclude them); None passes if ``allow_none``.
     ``unit`` names the unit in the message ("a finite number of seconds >= 0")."""
@@ -80,16 +87,16 @@ def check_number(name: str, value, *, low: float | None = None, high: float | No
         else:
             rule = f"a {noun}" + (f" {'>' if open_low else '>='} {low:g}" if low is not None else "") \
                 + (f" {'<' if open_high else '<='} {high:g}" if high is not None else "")
-        _fail(name, value, rule + (" (or None)" if allow_none else ""), where, fix)
+        _fail(name, value, rule + (" (or None)" if allow_none else ""), where, fix, key)
     return value
 
 
-def check_choice(name: str, value, options: Sequence, *, where: str = "", fix: Fix = ""):
+def check_choice(name: str, value, options: Sequence, *, where: str = "", fix: Fix = "", key: str = ""):
     """``value`` if it is one of ``options``; else the options and the closest one."""
     if value not in options:
-        fix = fix() if callable(fix) else fix
-        raise ConfigError(f"{where}{name}={value!r} is not one of {', '.join(map(repr, options))}"
-                          + (f"; {fix}" if fix else "") + "." + did_you_mean(value, options))
+        param = Param(name, value, key=key)
+        raise ConfigError(where, param, f" is not one of {', '.join(map(repr, options))}", *_fix(fix),
+                          "." + did_you_mean(value, options), param=param, limit=tuple(options))
     return value
 
 
@@ -103,7 +110,8 @@ def check_fractions(name: str, value, count: int, *, per: str = "neuron layer", 
     if isinstance(value, (list, tuple, np.ndarray)):
         values = list(value)
         if len(values) != count:
-            raise ConfigError(f"{where}{name} has {len(values)} entries; give one number or {count} (one per {per})")
+            raise ConfigError(where, Param(name), f" has {len(values)} entries; give one number or {count} (one per {per})",
+                          param=Param(name, values), limit=count)
         return [one(f"{name}[{i}]", v) for i, v in enumerate(values)]
     return [one(name, value)] * count
 
@@ -143,10 +151,9 @@ def check_host_bytes(what: str, nbytes: float, *, share: float = 0.5, fix: Fix =
     machine's memory (a one-line error instead of a MemoryError or the kernel's OOM killer)."""
     limit = share * host_memory_bytes()
     if nbytes > limit:
-        fix = fix() if callable(fix) else fix
         raise DoesNotFit(f"{what} would take {nbytes / 2**30:,.1f} GiB of this machine's memory; the limit is "
-                          f"{limit / 2**30:,.1f} GiB ({100 * share:.0f}% of {host_memory_bytes() / 2**30:,.1f} GiB)"
-                          + (f"; {fix}" if fix else ""))
+                         f"{limit / 2**30:,.1f} GiB ({100 * share:.0f}% of {host_memory_bytes() / 2**30:,.1f} GiB)",
+                         *_fix(fix), limit=limit)
 
 
 def check_seed(name: str, value, *, where: str = "") -> int:
@@ -156,13 +163,13 @@ def check_seed(name: str, value, *, where: str = "") -> int:
 
 def check_input_file(path, what: str, fix: str = "") -> str:
     """Refuse a file to read that is missing or is a folder, each in its own words; returns the path.
-    ``what`` names the file ("experiment file", "NIR file"), ``fix`` what to give instead."""
+    ``what`` names the file ("experiment file", "NIR file"; text or parts), ``fix`` what to give instead."""
     import os
 
     path = os.fspath(path)
     if os.path.isdir(path):
-        raise ConfigError(f"{what} {path!r} is a folder; give the file itself" + (f" ({fix})" if fix else ""))
+        raise ConfigError(what, f" {path!r} is a folder; give the file itself" + (f" ({fix})" if fix else ""))
     if not os.path.exists(path):
-        raise ConfigError(f"{what} {path!r} does not exist (looked for {os.path.abspath(path)!r})"
+        raise ConfigError(what, f" {path!r} does not exist (looked for {os.path.abspath(path)!r})"
                           + (f"; give {fix}" if fix else ""))
     return path

@@ -174,15 +174,19 @@ def test_a_codelet_or_call_the_program_does_not_run_is_neither_driver_nor_pin():
 def test_an_assumption_the_run_does_not_read_is_refused_not_dropped(capsys):
     """Pinning an entry of another preset, or of a column the run does not have, would change nothing:
     a clear error naming what reads it, never a silent no-op."""
-    with pytest.raises(ConfigError, match=r"mk1_sync_cycles: it sets chip.sync_cycles of ipu-mk1.*simulate on bow.*--chip ipu-mk1"):
+    # the remedy names the parameter: as Python spells it here, as its flag on the command line
+    with pytest.raises(ConfigError, match=r"mk1_sync_cycles: it sets chip.sync_cycles of ipu-mk1.*simulate on bow.*"
+                                          r"use chip='ipu-mk1'") as info:
         _run("bow", assume={"mk1_sync_cycles": 130})
+    from mimdsim.cli.terms import cli_text
+    assert cli_text(info.value).endswith("use --chip ipu-mk1")
     with pytest.raises(ConfigError, match=r"gpu_gemm_floor_s.*simulate on ipu-mk2.*would change nothing"):
         _run(assume={"gpu_gemm_floor_s": 1e-5})
     assert _exit(["simulate", "--assume", "eager_host_forward_op_s=9e-6"]) != 0
     assert "compare with a GPU column on pytorch-eager" in capsys.readouterr().err
     net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
     kw = dict(timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05, band=False)
-    with pytest.raises(ConfigError, match=r"tpu_vector_flops_per_cycle.*compare --systolic tpu-v1"):
+    with pytest.raises(ConfigError, match=r"tpu_vector_flops_per_cycle.*compare systolic='tpu-v1'"):
         compare(net, strategies=["fused"], assume={"tpu_vector_flops_per_cycle": 300}, **kw)
     with pytest.raises(ConfigError, match=r"eager_host_forward_op_s.*\(fused\)"):  # fused runs on "cuda", not eager
         compare(net, strategies=["fused"], assume={"eager_host_forward_op_s": 9e-6}, **kw)

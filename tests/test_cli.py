@@ -81,8 +81,8 @@ def test_output_paths_are_checked_before_the_run(tmp_path, capsys, monkeypatch):
 
 
 def test_outputs_are_written_before_the_report_is_printed(tmp_path):
-    from mimdsim.experiment import execute
-    from mimdsim.settings import FILE_KEYS
+    from mimdsim.cli.execute import execute
+    from mimdsim.config import FILE_KEYS
 
     values = {k: s.default for k, s in FILE_KEYS.items()}
     values.update({"model.layers": [300, 200, 10], "model.timesteps": 5, "model.batch": 4, "output.quiet": True,

@@ -111,9 +111,9 @@ def test_gpu_trace_file_factory_and_errors(tmp_path):
     assert tr.batch_size == 3 and [op.name for op, p in tr.ops() if op.device and p == "forward"][0] == "mm"
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
-    with pytest.raises(ConfigError, match=r"--gpu-trace .*empty.py defines neither step\(\) nor make_step\(\)"):
+    with pytest.raises(ConfigError, match=r"gpu_trace=.*empty.py defines neither step\(\) nor make_step\(\)"):
         load_step(str(empty))
-    with pytest.raises(ConfigError, match=r"--gpu-trace file .*missing.py' does not exist"):
+    with pytest.raises(ConfigError, match=r"gpu_trace file .*missing.py' does not exist"):
         load_step(str(tmp_path / "missing.py"))
     bad = tmp_path / "bad.py"
     bad.write_text("raise ValueError('no data here')\n")

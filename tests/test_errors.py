@@ -112,9 +112,13 @@ def test_model_that_does_not_fit_names_tile_and_tensors():
     assert err.breakdown["L1.grad_copies"] == 6 * 2312 * 3 * 4
     msg = str(err)
     assert f"tile {err.tile} needs" in msg and "262,144 B" in msg and "L1.input_list_history" in msg
-    # no chip count (up to one per layer), tile count (to 4x) or batch fits: it says so, and what is left
-    assert "Checked and still over: up to 4 chips (one layer per chip); up to --tiles 4864; --batch 1" in msg
-    assert "Not checked: a lower --max-activity" in msg
+    # no chip count (up to one per layer), tile count (to 4x) or batch fits: it says so, and what is left,
+    # in Python's words here and in flags on the command line
+    from mimdsim.cli.terms import cli_text
+    assert "Checked and still over: up to 4 chips (one layer per chip); up to tiles=4864; batch_size=1" in msg
+    assert "Not checked: a lower max_activity" in msg
+    assert "Checked and still over: up to 4 chips (one layer per chip); up to --tiles 4864; --batch 1" in cli_text(err)
+    assert "Not checked: a lower --max-activity" in cli_text(err)
 
 
 def test_layers_that_do_not_fit_on_the_chips():
@@ -220,7 +224,7 @@ def assert_cli_words(text: str, typed=()) -> None:
     flags = all_flags()
     unknown = [f for f in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if f not in flags and f not in typed]
     assert not unknown, f"suggests flags that do not exist {unknown}: {text}"
-    from mimdsim.settings import FILE_KEYS
+    from mimdsim.config import FILE_KEYS
     keys = [k for k in re.findall(r"\bTOML: ([a-z_]+\.[a-z0-9_.]*[a-z0-9_])", text) if k not in FILE_KEYS]
     assert not keys, f"names experiment-file keys that do not exist {keys}: {text}"
 
@@ -417,15 +421,89 @@ def test_bad_input_is_one_clear_line(argv, match, files, capsys):
 
 
 def test_cli_errors_use_flags_not_python_keywords(capsys):
-    from mimdsim.cli import cli_terms
-    assert cli_terms("batch_size=0 must be an integer >= 1") == "--batch 0 must be an integer >= 1"
-    assert cli_terms("use schedule='fused' or overflow='lowest-index'") == "use --schedule fused or --overflow lowest-index"
-    assert cli_terms("pass e.g. system('ipu-mk2', chips=2)") == "pass e.g. --chips 2"
-    assert cli_terms("optimizer= given with training=False") == "--optimizer given with --inference"
-    assert cli_terms("the weight scale (Network.feedforward(weight_scale=...), --weight-scale)") == \
-        "the weight scale (--weight-scale)"
+    """An error names its parameters as data: Python keywords by default, flags on the command line."""
+    from mimdsim.cli.terms import cli_text
+    from mimdsim.errors import Param
+
+    def both(*parts, **data):
+        e = ConfigError(*parts, **data)
+        return str(e), cli_text(e)
+
+    assert both(Param("batch_size", 0), " must be an integer >= 1") == \
+        ("batch_size=0 must be an integer >= 1", "--batch 0 must be an integer >= 1")
+    assert both("use ", Param("schedule", "fused"), " or ", Param("overflow", "lowest-index")) == \
+        ("use schedule='fused' or overflow='lowest-index'", "use --schedule fused or --overflow lowest-index")
+    assert both("pass e.g. ", Param("chips", 2, python="system('ipu-mk2', chips=2)"))[1] == "pass e.g. --chips 2"
+    assert both(Param("optimizer", python="optimizer="), " given with ",
+                Param("training", False, key="run.inference", setting_value=True)) == \
+        ("optimizer= given with training=False", "--optimizer given with --inference")
+    assert both("raise ", Param("sram_per_tile", key="chip.set.sram_per_tile", shown="N"))[1] == \
+        "raise --set sram_per_tile=N"
+    assert both("pin ", Param("x", 4, key="assume.x")) == ("pin assume={'x': 4}", "pin --assume x=4")
+    precision = Param("precision", "tf32", key="gpu.precision")  # the GPU's, by its key; alone, the chip's
+    assert both(precision)[1] == "--precision tf32" and both(Param("precision", "fp16"))[1] == "--chip-precision fp16"
+    e = ConfigError(Param("tiles", 0), " must be >= 1; ", Param("tiles", 64), param=Param("tiles", 0), limit=1)
+    assert e.param.value == 0 and e.limit == 1 and e.remedies == (Param("tiles", 64),)
     line = _one_line_error(SIM + ["--set", "tiles=0"], capsys)
     assert "chip(" not in line and "=1472)" not in line
+
+
+def test_an_error_carries_its_parameter_limit_and_remedies():
+    """What to change is data the caller can read, and survives a trip to another process (a sweep's
+    worker): the parameter, its value, the limit and each remedy with its suggested value."""
+    import pickle
+
+    from mimdsim.cli.terms import cli_text
+    from mimdsim.errors import Param
+
+    with pytest.raises(ConfigError) as info:
+        mimdsim.system("ipu-mk2", chips=0)
+    e = info.value
+    assert e.param == Param("chips", 0) and e.value == 0 and e.limit == "an integer >= 1"
+    assert [(r.name, r.value) for r in e.remedies] == [("chips", 2)]
+    assert str(e).endswith("pass e.g. system('ipu-mk2', chips=2)") and cli_text(e).endswith("pass e.g. --chips 2")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is ConfigError and back.remedies == e.remedies and cli_text(back) == cli_text(e)
+    net = mimdsim.Network.feedforward([100, 300, 300, 10])
+    with pytest.raises(ConfigError) as info:
+        mimdsim.simulate(net, mimdsim.system("ipu-mk2", chips=2, tiles=64), timesteps=3, batch_size=2,
+                         activity=0.02, chips_used=3)
+    assert info.value.param == Param("chips_used", 3) and info.value.limit == 2
+    assert {r.name: r.action for r in info.value.remedies} == {"chips": "raise", "chips_used": "lower"}
+
+
+# The front door (its package) and the settings table (each setting's flag) are the only modules
+# that spell a command-line flag; every other module names its parameters as Params.
+FLAG_SPELLERS = ("mimdsim/cli/", "mimdsim/config.py")
+
+
+def flag_text_in_library() -> list[str]:
+    """``file:line: text`` of every string constant (f-strings included, docstrings not: they
+    document, they are never printed) outside the front door that spells a flag."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted([*(root / "mimdsim").rglob("*.py"), *(root / "kernels").rglob("*.py")]):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(FLAG_SPELLERS) or rel.startswith("mimdsim/kernels/"):
+            continue
+        tree = ast.parse(path.read_text(), rel)
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                    and re.search(r"(?<![\w-])--[a-z]", node.value):
+                found.append(f"{rel}:{node.lineno}: {node.value.strip()[:80]!r}")
+    return found
+
+
+def test_no_flag_text_in_library_modules():
+    found = flag_text_in_library()
+    assert not found, "flags spelled outside the front door (name the parameter as a Param):\n" + "\n".join(found)
 
 
 def test_a_million_chips_answer_at_once_with_a_note(capsys):

@@ -6,8 +6,9 @@ import pytest
 
 from mimdsim.cli import build_parser, main
 from mimdsim.errors import ConfigError
-from mimdsim.experiment import execute, key_lines, load_experiment
-from mimdsim.settings import SETTINGS
+from mimdsim.cli.execute import execute
+from mimdsim.config import key_lines, load_experiment
+from mimdsim.config import SETTINGS
 
 HERE = os.path.dirname(__file__)
 EXAMPLES = sorted(glob.glob(os.path.join(HERE, "..", "examples", "*.toml")))
@@ -108,6 +109,6 @@ def test_example_experiment_files_load(path):
 
 
 def test_reference_doc_lists_every_setting():
-    from mimdsim.settings import reference_markdown
+    from mimdsim.config import reference_markdown
     doc = open(os.path.join(HERE, "..", "docs", "reference.md")).read()
-    assert reference_markdown() in doc, "docs/reference.md is stale: regenerate with python -m mimdsim.settings --write"
+    assert reference_markdown() in doc, "docs/reference.md is stale: regenerate with python -m mimdsim.config --write"

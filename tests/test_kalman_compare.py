@@ -118,7 +118,7 @@ def test_experiment_file_runs_a_workload(tmp_path, capsys):
 
 
 def test_settings_choices_match_the_codelets():
-    from mimdsim.settings import BY_KEY
+    from mimdsim.config import BY_KEY
     from mimdsim.workloads.kalman.program import SCHEDULES
     assert BY_KEY["workload.variant"].choices == kk.VARIANTS
     assert BY_KEY["workload.covariance"].choices == kk.COVARIANCE_MODES
@@ -126,7 +126,7 @@ def test_settings_choices_match_the_codelets():
 
 
 def test_sweep_points_refuse_a_workload_instead_of_running_the_snn_step():
-    from mimdsim.settings import SETTINGS
+    from mimdsim.config import SETTINGS
     from mimdsim.sweep.runner import run_point
     values = {s.key: s.default for s in SETTINGS}
     values["workload.name"] = "kalman"

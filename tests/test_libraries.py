@@ -10,7 +10,7 @@ from mimdsim.gpu.model import kernel_seconds
 from mimdsim.validation import library_rows, load
 from mimdsim.workloads.snn.baselines import libraries
 from mimdsim.workloads.snn.baselines.gpu import STRATEGIES
-from mimdsim import settings
+from mimdsim import config
 
 N, T, B, E = 4, 3, 2, 4  # 6 rows, 24 values per sequence
 
@@ -125,5 +125,5 @@ def test_the_gemm_bound_excludes_exactly_the_rows_faster_than_their_gemms():
 
 def test_the_programs_are_not_cli_strategies():
     """Named programs of the benchmark's layer, not training strategies: STRATEGIES stays settings' list."""
-    assert tuple(STRATEGIES) == tuple(settings.GPU_STRATEGIES)
+    assert tuple(STRATEGIES) == tuple(config.GPU_STRATEGIES)
     assert not set(libraries.PROGRAMS) & set(STRATEGIES)

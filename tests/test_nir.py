@@ -230,8 +230,8 @@ def test_reset_is_imported_as_asked_and_warned_about_otherwise():
 def test_model_flags_apply_or_are_refused(tmp_path, capsys):
     import re
     from mimdsim.cli import main
-    from mimdsim.experiment import build_run
-    from mimdsim.settings import FILE_KEYS
+    from mimdsim.workloads.snn.from_settings import build_run
+    from mimdsim.config import FILE_KEYS
     model, graph = _snntorch_export("leaky")
     path = tmp_path / "m.nir"
     nir.write(str(path), graph)

@@ -76,10 +76,10 @@ def test_out_of_memory_lists_only_remedies_that_work(capsys):
 
 def test_pinned_count_that_does_not_fit_names_the_counts_that_do():
     net = Network.feedforward([1000, 1500, 1500, 1500, 10], max_activity=0.05)
-    with pytest.raises(OutOfTileMemory, match=r"--neurons-per-tile 3 .*drop --neurons-per-tile"):
+    with pytest.raises(OutOfTileMemory, match=r"neurons_per_tile=3 .*drop neurons_per_tile"):
         mimdsim.simulate(net, system("ipu-mk2", chips=2), timesteps=50, batch_size=48, activity=0.02,
                          schedule="fused", neurons_per_tile=4)
-    with pytest.raises(ConfigError, match="--chips-used 3 is more than the 2 chip"):
+    with pytest.raises(ConfigError, match="chips_used=3 is more than the 2 chip"):
         mimdsim.simulate(net, system("ipu-mk2", chips=2), timesteps=50, batch_size=48, activity=0.02,
                          schedule="fused", chips_used=3)
 

@@ -348,8 +348,8 @@ def test_program_choice_through_nir_cli_and_sweep_settings(tmp_path):
     rep = json.loads(out.read_text())
     assert rep["placement"]["schedule"] == "poptorch"
     assert rep["placement"]["matmul_plan"][0]["matmul"] == "L1.fc"
-    from mimdsim.experiment import build_run
-    from mimdsim.settings import FILE_KEYS
+    from mimdsim.workloads.snn.from_settings import build_run
+    from mimdsim.config import FILE_KEYS
     v = {key: st.default for key, st in FILE_KEYS.items()}
     v.update({"model.layers": [40, 30, 6], "model.neuron": "rsynaptic", "run.schedule": "poptorch",
               "model.timesteps": 4, "model.batch": 3, "run.activity": [0.2]})

@@ -115,7 +115,8 @@ EXAMPLE_FILES = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if 
 def test_every_example_file_runs_clean(name, tmp_path, monkeypatch, capsys):
     """Every shipped experiment and sweep file runs with no error point, and every layer of its
     run spikes or the report says why not (a layer that no input reaches within T)."""
-    from mimdsim.experiment import execute, load_experiment
+    from mimdsim.cli.execute import execute
+    from mimdsim.config import load_experiment
 
     shutil.copytree(os.path.join(ROOT, "examples"), tmp_path / "examples")
     monkeypatch.chdir(tmp_path)

@@ -26,8 +26,8 @@ LAYERS = [
     ("errors, validation, version", ["mimdsim.errors", "mimdsim.validate", "mimdsim.version"]),
     ("codelets, hardware specs, reports, data, named assumptions",
      ["mimdsim.kernels", "mimdsim.arch", "mimdsim.report", "mimdsim.data", "mimdsim.assumptions"]),
-    ("the model, the program IR, optimizers, settings", ["mimdsim.snn", "mimdsim.program", "mimdsim.optim",
-                                                         "mimdsim.settings"]),
+    ("the model, the program IR, optimizers, the configuration (settings and experiment files)",
+     ["mimdsim.snn", "mimdsim.program", "mimdsim.optim", "mimdsim.config"]),
     ("compiler, engine, GPU model, energy model", ["mimdsim.compiler", "mimdsim.engine", "mimdsim.gpu",
                                                   "mimdsim.energy"]),
     ("poplibs: poplin's planner, the matmul lowering, reductions, single ops", ["mimdsim.poplibs"]),
@@ -38,12 +38,14 @@ LAYERS = [
                                                            "mimdsim.workloads.snn.sources",
                                                            "mimdsim.workloads.snn.baselines",
                                                            "mimdsim.workloads.kalman", "mimdsim.workloads.mlp"]),
-    ("a workload's entry point", ["mimdsim.workloads.snn.simulate", "mimdsim.workloads.snn"]),
-    ("comparisons", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads.cli",
-                                 "mimdsim.workloads"]),
-    ("experiment files", ["mimdsim.experiment"]),
+    ("a workload's entry point and its build from settings", ["mimdsim.workloads.snn.simulate",
+                                                              "mimdsim.workloads.snn.from_settings",
+                                                              "mimdsim.workloads.snn"]),
+    ("comparisons", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads"]),
     ("training, sweeps, validation", ["mimdsim.training", "mimdsim.sweep", "mimdsim.validation"]),
-    ("the command line and the package", ["mimdsim.cli", "mimdsim.__main__", "mimdsim"]),
+    ("the package", ["mimdsim"]),
+    ("the front door: the command line and the execution of its settings (python -m mimdsim; the trace seed's "
+     "writer runs a default compare)", ["mimdsim.cli", "mimdsim.__main__", "mimdsim.trace_seed"]),
 ]
 
 
@@ -100,7 +102,7 @@ def layer_of(module: str) -> int:
 
 def test_the_graph_sees_the_package():
     g = import_graph()
-    assert {"mimdsim.kernels.lif", "mimdsim.workloads.snn.programs.compile", "mimdsim.experiment"} <= set(g)
+    assert {"mimdsim.kernels.lif", "mimdsim.workloads.snn.programs.compile", "mimdsim.cli.execute"} <= set(g)
     assert g.has_edge("mimdsim.workloads.snn.programs.compile", "mimdsim.workloads.snn.programs.published")
     assert g.has_edge("mimdsim.workloads.snn.sources.execution", "mimdsim.kernels.bptt")
 

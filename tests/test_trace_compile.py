@@ -115,8 +115,12 @@ def test_compare_gpu_trace_mode_reduce_overhead_costs_the_file_compiled(capsys):
     assert main(["compare", "--gpu-trace", "examples/custom_lif_step.py", "--gpu-trace-mode", "compiled"]) == 2
     assert "--gpu-trace-mode: invalid choice: 'compiled' (choose from 'eager', 'reduce-overhead')" in \
         capsys.readouterr().err
-    with pytest.raises(ConfigError, match="--gpu-trace-mode reduce-overhead .* no --gpu-trace FILE.py"):
+    # the API's error names its arguments; the command line's the flags
+    with pytest.raises(ConfigError, match="gpu_trace_mode='reduce-overhead' .* no gpu_trace=FILE.py") as info:
         compare(mimdsim_net(), gpu_trace_mode="reduce-overhead")
+    from mimdsim.cli.terms import cli_text
+    assert "--gpu-trace-mode reduce-overhead says how the --gpu-trace step runs, and no --gpu-trace FILE.py" in \
+        cli_text(info.value)
 
 
 def mimdsim_net():

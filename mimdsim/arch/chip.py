@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Param
 from ..validate import check_int
 from .execution import BULK_SYNCHRONOUS, ChipFamily, register
 from .presets import Family
@@ -137,7 +137,8 @@ class SystemSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.chip, ChipSpec):
             raise ConfigError(f"system chip must be a ChipSpec, got {type(self.chip).__name__}")
-        check_int("chips", self.chips, low=1, fix=f"pass e.g. system({self.chip.name!r}, chips=2)")
+        check_int("chips", self.chips, low=1,
+                  fix=("pass e.g. ", Param("chips", 2, python=f"system({self.chip.name!r}, chips=2)")))
 
     @property
     def name(self) -> str:

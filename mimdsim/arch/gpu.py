@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Message
 from ..validate import check_choice, check_number
 from .presets import Family
 
@@ -145,7 +145,7 @@ class GpuSpec:
 
 
 def _check_curve(gpu_name: str, field: str, curve) -> tuple:
-    fix = GPUS.fix(gpu_name, field)
+    fix = Message(GPUS.fix(gpu_name, field))  # a GPU field is no run setting: its Python words
     where = f"GPU {gpu_name!r}: {field}={curve!r}"
     if isinstance(curve, (str, bytes)) or not hasattr(curve, "__iter__"):
         raise ConfigError(f"{where} must be a sequence of (threshold, efficiency) pairs; {fix}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, Iterable, Mapping, Sequence, TypeVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Param
 from ..validate import check_choice, check_int, check_number, closest, did_you_mean
 
 S = TypeVar("S")
@@ -56,7 +56,11 @@ class Family(Generic[S]):
     def description(self, name: str) -> str:
         return self.descriptions.get(name, "")
 
-    def fix(self, name: str, field: str) -> str:
+    def key(self, field: str) -> str:
+        """The settings key of ``field``: a chip's fields are set as chip.set.FIELD (``--set``)."""
+        return f"chip.set.{field}" if self.kind == "chip" else f"{self.kind}.{field}"
+
+    def fix(self, name: str, field: str) -> tuple:
         """``pass e.g. chip('ipu-mk2', tiles=1472)``: a call that works, quoting the preset's own
         value of ``field``, else the first preset's, else the field's default."""
         first = next(iter(self.presets))
@@ -65,7 +69,8 @@ class Family(Generic[S]):
         value = next((v for v in (self.presets[base].get(field), self.presets[first].get(field), defaults[field])
                       if v is not None and v is not dataclasses.MISSING), None)
         shown = f"{value:g}" if isinstance(value, float) else repr(value)
-        return f"pass e.g. {self.maker}({base!r}, {field}={shown})"
+        return ("pass e.g. ", Param(field, value, key=self.key(field), shown=shown,
+                                    python=f"{self.maker}({base!r}, {field}={shown})"))
 
     def check(self, spec: S, *, ints: Mapping[str, int] | None = None, positive: Iterable[str] = (),
               seconds: Iterable[str] = (), optional: Iterable[str] = (),
@@ -79,12 +84,14 @@ class Family(Generic[S]):
             raise ConfigError(f"{self.kind} name={name!r} must be a non-empty string")
         where, optional = f"{self.kind} {name!r}: ", set(optional)
         for field, low in (ints or {}).items():
-            check_int(field, getattr(spec, field), low=low, where=where, fix=partial(self.fix, name, field))
+            check_int(field, getattr(spec, field), low=low, where=where, fix=partial(self.fix, name, field),
+                      key=self.key(field))
         for field in positive:
             check_number(field, getattr(spec, field), low=0, open_low=True, allow_none=field in optional,
-                         where=where, fix=partial(self.fix, name, field))
+                         where=where, fix=partial(self.fix, name, field), key=self.key(field))
         for field in seconds:
             check_number(field, getattr(spec, field), low=0, unit="seconds", where=where,
-                         fix=partial(self.fix, name, field))
+                         fix=partial(self.fix, name, field), key=self.key(field))
         for field, options in (choices or {}).items():
-            check_choice(field, getattr(spec, field), options, where=where, fix=partial(self.fix, name, field))
+            check_choice(field, getattr(spec, field), options, where=where, fix=partial(self.fix, name, field),
+                         key=self.key(field))

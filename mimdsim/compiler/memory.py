@@ -11,7 +11,7 @@ import numpy as np
 
 from ..kernels import CODELETS
 
-from ..errors import OutOfTileMemory
+from ..errors import OutOfTileMemory, Param
 from ..program import Program, TensorAlloc
 
 EXCHANGE_CODE_BYTES = 8  # per message instruction in a tile's exchange program (estimate)
@@ -76,18 +76,20 @@ def check_fits(program: Program) -> None:
             breakdown[t.name] = breakdown.get(t.name, 0) + int(t.nbytes[hit].sum())
             category[t.name] = t.category
     top = max(breakdown, key=breakdown.get)
+    lower = (Param("timesteps", action="lower"), " or ", Param("batch_size", action="lower"))
     hint = {
-        "history": "The BPTT state history grows with timesteps x batch: lower --timesteps or --batch.",
-        "lists": "The input spike-list history (timesteps x batch x input capacity K) is kept whole on every tile "
-                 "of the layer, so spreading the layer over more tiles does not shrink it: lower --timesteps or "
-                 "--batch, or give the input list a smaller capacity K (--max-activity, --input-capacity, "
-                 "capacities=), or run dense activations (Network.build(..., dense=True): 1 bit per spike).",
+        "history": ("The BPTT state history grows with timesteps x batch: lower ", *lower, "."),
+        "lists": ("The input spike-list history (timesteps x batch x input capacity K) is kept whole on every tile "
+                  "of the layer, so spreading the layer over more tiles does not shrink it: lower ", *lower,
+                  ", or give the input list a smaller capacity K (", Param("max_activity", action="lower"), ", ",
+                  Param("input_capacity", action="lower"), ", capacities=), or run dense activations "
+                  "(Network.build(..., dense=True): 1 bit per spike)."),
         "gradients": "Per-worker weight-gradient copies grow with fan-in x neurons per tile: use fewer "
                      "neurons per tile (more tiles or chips).",
         "weights": "Weights grow with fan-in x neurons per tile: use fewer neurons per tile (more tiles or chips).",
     }.get(category[top], "Use fewer neurons per tile (more tiles or chips), or lower timesteps/batch.")
     idle = int(np.count_nonzero(used == 0))
-    if idle:  # what the remedies are, each checked, is the placement search's to say (it tried them)
-        hint += f" ({idle} tiles are idle.)"
+    # what the remedies are, each checked, is the placement search's to say (it tried them)
+    idle_text = f" ({idle} tiles are idle.)" if idle else ""
     raise OutOfTileMemory(tile, int(used[tile]), limit, breakdown,
-                          f"{over.size} tile(s) over the limit; largest here: {top}. {hint}")
+                          (f"{over.size} tile(s) over the limit; largest here: {top}. ", hint, idle_text))

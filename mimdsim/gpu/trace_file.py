@@ -13,34 +13,37 @@ compared run's). The file runs once, as a script would (``runpy.run_path``), the
 """
 from __future__ import annotations
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Param
 from ..validate import check_input_file
 
-FLAG = "--gpu-trace"
+
+def named(path) -> Param:
+    """The file as the messages name it: the setting that gave it (``gpu_trace=``), with its path."""
+    return Param("gpu_trace", key="gpu.trace", shown=str(path))
 
 
 def load_step(path: str):
     """``(step, batch_size or None, timesteps or None, SNN libraries it uses)`` of the file at ``path``."""
     import runpy
 
-    check_input_file(path, f"{FLAG} file", "a Python file defining step() or make_step()")
+    check_input_file(path, (Param("gpu_trace", key="gpu.trace"), " file"), "a Python file defining step() or make_step()")
     if not str(path).endswith(".py"):
-        raise ConfigError(f"{FLAG} {path!r} is not a Python file; give a .py file defining step() or make_step()")
+        raise ConfigError(named(repr(path)), f" is not a Python file; give a .py file defining step() or make_step()")
     try:
         ns = runpy.run_path(str(path), run_name="__mimdsim_trace__")
     except ConfigError:
         raise
     except Exception as e:  # the user's code: say where, keep its own words
-        raise ConfigError(f"{FLAG} {path}: running the file raised {type(e).__name__}: {e}") from e
+        raise ConfigError(named(path), f": running the file raised {type(e).__name__}: {e}") from e
     if callable(ns.get("step")):
         step = ns["step"]
     elif callable(ns.get("make_step")):
         step = ns["make_step"]()
         if not callable(step):
-            raise ConfigError(f"{FLAG} {path}: make_step() returned {type(step).__name__}, not the step; "
+            raise ConfigError(named(path), f": make_step() returned {type(step).__name__}, not the step; "
                               "return the zero-argument training-step function")
     else:
-        raise ConfigError(f"{FLAG} {path} defines neither step() nor make_step(); define step(), one training "
+        raise ConfigError(named(path), f" defines neither step() nor make_step(); define step(), one training "
                           "step (forward over time, loss, backward, optimizer), or make_step() returning it")
     return step, ns.get("BATCH_SIZE"), ns.get("TIMESTEPS"), _libraries(ns)
 
@@ -76,4 +79,4 @@ def trace_file(path: str, *, batch_size: int = 0, timesteps: int = 0):
     except ConfigError:
         raise
     except Exception as e:
-        raise ConfigError(f"{FLAG} {path}: tracing step() raised {type(e).__name__}: {e}") from e
+        raise ConfigError(named(path), f": tracing step() raised {type(e).__name__}: {e}") from e

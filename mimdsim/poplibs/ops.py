@@ -33,7 +33,7 @@ from ..arch import as_system, system as make_system
 from ..compiler.transfers import host_stream
 from ..engine.band import chip_band
 from ..engine.run import run_program
-from ..errors import ConfigError
+from ..errors import ConfigError, Param, join
 from ..program import Program, ProgramMeta, Superstep, Transfer, VertexSet
 from ..validate import check_choice, check_int
 from ..kernels.poplin import BYTES
@@ -123,12 +123,14 @@ def _shape(kind: str, given: dict) -> dict:
     allowed = KINDS[kind]
     unknown = sorted(set(given) - set(allowed))
     if unknown:
-        raise ConfigError(f"op {kind!r} takes {', '.join(allowed)}; {unknown[0]}={given[unknown[0]]!r} is not one of "
-                          f"them (drop it, or pick the kind that takes it)")
+        raise ConfigError(f"op {kind!r} takes ", *join(*map(Param, allowed), sep=", "), "; ",
+                          Param(unknown[0], given[unknown[0]]), " is not one of them (drop it, or pick the kind that "
+                          "takes it)")
     shape = {k: given.get(k, v) for k, v in allowed.items()}
     missing = [k for k, v in shape.items() if v is None and k != "tiles"]
     if missing:
-        raise ConfigError(f"op {kind!r} needs {', '.join(missing)}; give e.g. {missing[0]}=1024")
+        raise ConfigError(f"op {kind!r} needs ", *join(*map(Param, missing), sep=", "), "; give e.g. ",
+                          Param(missing[0], 1024))
     return shape
 
 
@@ -178,7 +180,7 @@ def _exchange(shape: dict, sys) -> list[Superstep]:
     pattern = check_choice("pattern", shape["pattern"], PATTERNS)
     t = tiles.size
     if t < 2:
-        raise ConfigError(f"an exchange needs tiles >= 2, got tiles={t}; use more tiles")
+        raise ConfigError("an exchange needs tiles >= 2, got ", Param("tiles", t, key="op.tiles"), "; use more tiles")
     if pattern == "point-to-point":  # every tile sends to the tile half the range away: no supertile pairing
         src, dst = tiles, (tiles + t // 2) % t
         group = np.arange(t)
@@ -200,7 +202,8 @@ def _host(shape: dict, sys) -> list[Superstep]:
     b_in = check_int("bytes_in", shape["bytes_in"], low=0, fix="bytes from the host to the tiles")
     b_out = check_int("bytes_out", shape["bytes_out"], low=0, fix="bytes from the tiles to the host")
     if not b_in and not b_out:
-        raise ConfigError("op 'host' needs bytes_in or bytes_out above 0; give e.g. bytes_in=1048576")
+        raise ConfigError("op 'host' needs ", Param("bytes_in"), " or ", Param("bytes_out"), " above 0; give e.g. ",
+                          Param("bytes_in", 1048576))
     streams = []
     for name, b, back in (("host.in", b_in, False), ("host.out", b_out, True)):
         if b:
@@ -219,7 +222,8 @@ def _matmul(shape: dict, sys):
     if live + plan.temp_bytes > chip.sram_per_tile:
         raise ConfigError(f"matmul [{m} x {k}] . [{k} x {n}] ({prec}) does not fit {chip.name}: its operands and "
                           f"result take {live:,} B per tile and poplin's plan {plan.temp_bytes:,} B of temporaries, "
-                          f"more than a tile's {chip.sram_per_tile:,} B; lower --m, --k or --n")
+                          f"more than a tile's {chip.sram_per_tile:,} B; lower ", Param("m", action="lower"), ", ",
+                          Param("k", action="lower"), " or ", Param("n", action="lower"))
     low = MatmulLowering(plan, 0, chip.tiles)
     red_x, red_v = low.reduction("op", None)
     lhs, rhs = low.operands("op", rhs_resident=False)

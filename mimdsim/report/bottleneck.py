@@ -1,6 +1,7 @@
 """What bounds a run: a label and notes from a report's cycles (launch, host I/O, sync, compute or exchange)."""
 from __future__ import annotations
 
+from ..errors import Message, Param
 from .report import KINDS
 
 
@@ -32,9 +33,9 @@ def bottleneck_notes(cycles, per_step, clock_hz, supersteps: int) -> tuple[str, 
                      f"traffic (chip host_bytes_per_second); keep the data on the chip or use fewer tiles per link")
     elif totals["sync"] >= totals["compute"]:
         bound = "sync"
-        notes.append(f"sync-bound: sync is {share['sync']:.0f}% of the run and on-tile compute only "
-                     f"{share['compute']:.0f}% over {supersteps} supersteps; fuse the operations into fewer "
-                     f"supersteps (schedule='fused')")
+        notes.append(Message(f"sync-bound: sync is {share['sync']:.0f}% of the run and on-tile compute only "
+                             f"{share['compute']:.0f}% over {supersteps} supersteps; fuse the operations into fewer "
+                             f"supersteps (", Param("schedule", "fused"), ")"))
     else:
         bound = max(("compute", "exchange"), key=lambda k: totals[k])
         notes.append(f"{bound}-bound: {bound} is {share[bound]:.0f}% of the run")

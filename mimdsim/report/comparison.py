@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import Message, Param, join
 from .report import PHASES, JsonOutput, Report, matmul_plan_lines
 
-TF32_NOTE = ("  note: {cols}: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 tensor "
-             "cores for float32 matmuls on Ampere and later: try --precision tf32 (docs/validation.md)")
+def tf32_note(cols: str) -> Message:
+    return Message(f"  note: {cols}: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 "
+                   f"tensor cores for float32 matmuls on Ampere and later: try ",
+                   Param("precision", "tf32", key="gpu.precision"), " (docs/validation.md)")
 
 
 @dataclass
@@ -140,12 +143,12 @@ class Comparison(JsonOutput):
             lines.append(f"  {'energy ratio MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
                          + "".join(f"{self.energy_ratio[k]:>{w - 1}.2f}x" if k in self.energy_ratio else f"{'-':>{w}}"
                                    for k in self.others))
-        lines += [f"  {s}: refused: {why}" for s, why in self.refused.items()]
+        lines += [Message(f"  {s}: refused: ", why) for s, why in self.refused.items()]
         lines += matmul_plan_lines(self.mimd.placement)
         if snn:
             fp32 = [k for k, r in self.gpu.items() if r.placement["precision"] == "fp32"]
             if fp32:  # name the columns: another may run tf32 already (compiled on Ampere+)
-                lines.append(TF32_NOTE.format(cols=", ".join(fp32)))
+                lines.append(tf32_note(", ".join(fp32)))
             for k, r in self.gpu.items():  # where the eager op stream came from, and the versions traced
                 if r.placement.get("eager_source") == "trace":
                     traced = ", ".join(f"{lib} {v}" for lib, v in r.placement["traced"].items())
@@ -165,8 +168,8 @@ class Comparison(JsonOutput):
                     lines.append(f"  note: {k}: the hand census of snnTorch 1.0's ops (torch or snnTorch not "
                                  f"installed: pip install \"mimdsim[torch]\" to trace them; docs/gpu-model.md)")
         else:
-            lines += [f"  note ({name}): {n}" for name, r in cols for n in r.notes[:3]]
-        return "\n".join(lines)
+            lines += [Message(f"  note ({name}): ", n) for name, r in cols for n in r.notes[:3]]
+        return Message(*join(*lines, sep="\n"))
 
 
 def _memory(r: Report) -> str:

@@ -2,62 +2,79 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Param
 
-OUTPUT_FLAGS = {"output.json": "--json", "output.csv": "--csv", "output.plot": "--plot", "output.trace": "--trace"}
+OUTPUT_KEYS = ("output.json", "output.csv", "output.plot", "output.trace")
+# The file extension each output writes, for the examples in messages.
+SUFFIXES = {"output.json": ".json", "train.json": ".json", "output.csv": ".csv", "output.trace": ".json",
+            "sweep.results": ".jsonl"}
 
 
-def check_file_path(path, flag: str) -> str:
+def output(key: str) -> Param:
+    """The output setting ``key`` (``output.json``) as a message names it (its flag on the command line)."""
+    return Param(key.rsplit(".", 1)[-1], key=key)
+
+
+def _with(what, shown: str):
+    """``what`` (a Param, or a file key such as ``sweep.results``) with a value shown beside it."""
+    return dataclasses.replace(what, shown=shown) if isinstance(what, Param) else f"{what} {shown}"
+
+
+def check_file_path(path, what) -> str:
     """Refuse, before a run, a file path that cannot be written: its folder missing or not a
-    folder, the path a folder, or no write permission. Returns the path."""
+    folder, the path a folder, or no write permission. Returns the path. ``what`` names the
+    output: a :class:`~mimdsim.errors.Param` (its setting) or a file key (``sweep.results``)."""
     path = os.fspath(path)
+    named = _with(what, repr(path))
     if not path.strip():
-        raise ConfigError(f"{flag} is empty: give a file name (e.g. {flag} out{_suffix(flag)}), or leave {flag} out "
-                          f"to write nothing")
+        raise ConfigError(what, " is empty: give a file name (e.g. ", _with(what, "out" + _suffix(what)), "), or leave ",
+                          what, " out to write nothing")
     if path.endswith(("/", os.sep)) and not os.path.isdir(path):
-        raise ConfigError(f"{flag} {path!r} ends with a path separator, so it names a folder; give a file name "
-                          f"(e.g. {os.path.join(path, 'out' + _suffix(flag))!r})")
+        raise ConfigError(named, " ends with a path separator, so it names a folder; give a file name "
+                          f"(e.g. {os.path.join(path, 'out' + _suffix(what))!r})")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise ConfigError(f"{flag} {path!r} is a folder; give a file name, e.g. {os.path.join(path, 'out')!r}")
+        raise ConfigError(named, f" is a folder; give a file name, e.g. {os.path.join(path, 'out')!r}")
     if not os.path.isdir(folder):
-        what = "is not a folder" if os.path.exists(folder) else "does not exist"
-        raise ConfigError(f"{flag} {path!r}: the folder {folder!r} {what}; create it first or choose another path")
+        state = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ConfigError(named, f": the folder {folder!r} {state}; create it first or choose another path")
     if not os.access(path if os.path.exists(path) else folder, os.W_OK):
-        raise ConfigError(f"{flag} {path!r} cannot be written (no write permission); choose another path")
+        raise ConfigError(named, " cannot be written (no write permission); choose another path")
     return path
 
 
-def _suffix(flag: str) -> str:
-    """The file extension an output flag writes, for the examples in messages."""
-    return {"--json": ".json", "--csv": ".csv", "--trace": ".json", "sweep.results": ".jsonl"}.get(flag, "")
+def _suffix(what) -> str:
+    return SUFFIXES.get(what.key if isinstance(what, Param) else what, "")
 
 
-def check_folder_path(path, flag: str) -> str:
-    """Refuse, before a run, a folder for figures that cannot be made or written."""
+def check_folder_path(path, what) -> str:
+    """Refuse, before a run, a folder for figures that cannot be made or written (``what`` as for
+    :func:`check_file_path`)."""
     path = os.fspath(path)
+    named = _with(what, repr(path))
     if not path.strip():
-        raise ConfigError(f"{flag} is empty: give a folder (e.g. {flag} figures; it is created if missing), or leave "
-                          f"{flag} out to draw nothing")
+        raise ConfigError(what, " is empty: give a folder (e.g. ", _with(what, "figures"), "; it is created if "
+                          "missing), or leave ", what, " out to draw nothing")
     if os.path.exists(path):
         if not os.path.isdir(path):
-            raise ConfigError(f"{flag} {path!r} is a file; give a folder (it is created if missing)")
+            raise ConfigError(named, " is a file; give a folder (it is created if missing)")
         if not os.access(path, os.W_OK):
-            raise ConfigError(f"{flag} {path!r} cannot be written (no write permission); choose another folder")
+            raise ConfigError(named, " cannot be written (no write permission); choose another folder")
         return path
     parent = os.path.abspath(path)
     while not os.path.exists(parent):  # the folder and its missing parents are made when written
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        raise ConfigError(f"{flag} {path!r} cannot be created under {parent!r} ("
+        raise ConfigError(named, f" cannot be created under {parent!r} ("
                           f"{'not a folder' if not os.path.isdir(parent) else 'no write permission'}); choose "
                           f"another folder")
     return path
 
 
-def check_output_paths(values: dict, keys=tuple(OUTPUT_FLAGS)) -> None:
+def check_output_paths(values: dict, keys=OUTPUT_KEYS) -> None:
     """Check every output path the settings name before anything runs (one-line ConfigError),
     and that no two outputs share a path."""
     seen = {}
@@ -65,12 +82,12 @@ def check_output_paths(values: dict, keys=tuple(OUTPUT_FLAGS)) -> None:
         path = values.get(key)
         if path is None or path is False:
             continue  # not asked for; an empty string is asked for and refused below
-        flag = OUTPUT_FLAGS.get(key, key)
-        (check_folder_path if key == "output.plot" else check_file_path)(path, flag)
+        what = output(key)
+        (check_folder_path if key == "output.plot" else check_file_path)(path, what)
         real = os.path.abspath(path)
         if real in seen:
-            raise ConfigError(f"{seen[real]} and {flag} both write {path!r}; give each output its own path")
-        seen[real] = flag
+            raise ConfigError(seen[real], " and ", what, f" both write {path!r}; give each output its own path")
+        seen[real] = what
 
 
 def csv_rows(reports) -> list[dict]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import Message, Param, join
+
 KINDS = ("compute", "exchange", "sync", "host")
 PHASES = ("io", "forward", "backward", "update")
 
@@ -114,7 +116,10 @@ class Report(JsonOutput):
 
     def format(self, full: bool = False) -> str:
         """A readable, plain-text report. A summary that stays short at any size — the slowest
-        supersteps, the first and last layers, repeated notes once — unless ``full`` (``--full``)."""
+        supersteps, the first and last layers, repeated notes once — unless ``full`` (``--full``).
+        A :class:`~mimdsim.errors.Message` where a line names a parameter (the command line prints
+        its flag)."""
+        every = Param("full", True, key="output.full")
         kinds = self.kinds
         totals = self.kind_totals()
         total = self.total_cycles or 1.0
@@ -152,8 +157,8 @@ class Report(JsonOutput):
                          + f"{100 * tot / total:>7.1f}%")
         if len(shown) < len(steps):
             rest = sum(step_total(item) for item in steps) - sum(step_total(item) for item in shown)
-            lines.append(f"  ... {len(steps) - len(shown)} more, {100 * rest / total:.1f}% of the step "
-                         f"(--full lists every {label})")
+            lines.append(Message(f"  ... {len(steps) - len(shown)} more, {100 * rest / total:.1f}% of the step (",
+                                 every, f" lists every {label})"))
         if len(steps) < len(self.steps):
             lines.append(f"  (a row ending .L* sums that {label} over every layer: {len(self.steps):,} {label}s in all)")
         m = self.memory
@@ -185,9 +190,10 @@ class Report(JsonOutput):
                 if len(shown_layers) < n and i == SUMMARY_ROWS - 4:
                     hidden = self.layers[SUMMARY_ROWS - 4:-2]
                     acts = [100 * h["activity"] for h in hidden]
-                    lines.append(f"  ... {len(hidden)} more layers (activity {min(acts):.2f}-{max(acts):.2f}%, "
-                                 f"{sum(h['spikes'] for h in hidden):,} spikes, "
-                                 f"{sum(h['dropped_spikes'] for h in hidden):,} dropped; --full lists every layer)")
+                    lines.append(Message(f"  ... {len(hidden)} more layers (activity {min(acts):.2f}-{max(acts):.2f}%, "
+                                         f"{sum(h['spikes'] for h in hidden):,} spikes, "
+                                         f"{sum(h['dropped_spikes'] for h in hidden):,} dropped; ", every,
+                                         " lists every layer)"))
                 lines.append(f"  {ly['layer']:<7}{ly['neurons']:>9}{ly['tiles']:>7}{ly['capacity']:>6}"
                              f"{100 * ly['activity']:>9.2f}%{100 * ly['listed_fraction']:>8.2f}%"
                              f"{ly['spikes']:>11,}{ly['dropped_spikes']:>10,}{ly['dropped_candidates']:>15,}")
@@ -199,11 +205,12 @@ class Report(JsonOutput):
                     + (f" and {len(over) - 8} more layers" if len(over) > 8 and not full else "")
                 if full:
                     where = ", ".join(f"layer {ly['layer']} {ly['dropped_spikes']:,}" for ly in over)
-                lines.append(f"  note: {dropped:,} of {total:,} spikes ({100 * dropped / total:.2g}%) overflowed their "
-                             f"list's capacity K and were not sent ({where}); raise max_activity/capacity to keep "
-                             f"them.")
-        lines += [f"  note: {n if full else collapse_repeats(n)}" for n in self.notes]
-        return "\n".join(lines)
+                lines.append(Message(f"  note: {dropped:,} of {total:,} spikes ({100 * dropped / total:.2g}%) overflowed "
+                                     f"their list's capacity K and were not sent ({where}); raise ",
+                                     Param("max_activity", action="raise"), " (", Param("input_capacity", action="raise"),
+                                     " for the input list) to keep them."))
+        lines += [Message("  note: ", n if full else collapsed(n)) for n in self.notes]
+        return Message(*join(*lines, sep="\n"))
 
 
 SUMMARY_ROWS = 12  # rows of a table the summary shows before it folds the rest into one line
@@ -222,6 +229,11 @@ def per_layer_groups(steps: dict, kinds) -> list:
         for k in kinds:
             g[k] += s.get(k, 0.0)
     return list(groups.items())
+
+
+def collapsed(note) -> Message:
+    """:func:`collapse_repeats` of each text part of a note (its parameters as they are)."""
+    return Message(*(collapse_repeats(p) if isinstance(p, str) else p for p in join(note)))
 
 
 def collapse_repeats(text: str, least: int = 4) -> str:

@@ -125,7 +125,8 @@ class Network:
                 f"{len(caps)} capacities for {len(sizes)} layers; give one K per layer, input included")
         self.capacities = tuple(
             check_int(f"capacities[{i}]", k, low=1, high=n, fix=f"give layer {i} a list capacity K of 1 to "
-                      f"its {n} neurons") for i, (k, n) in enumerate(zip(caps, self.sizes)))
+                      f"its {n} neurons", key="model.input_capacity" if i == 0 else "")
+            for i, (k, n) in enumerate(zip(caps, self.sizes)))
         for name in ("overflow", "input_overflow"):
             check_choice(name, getattr(self, name), OVERFLOW_POLICIES)
         if np.dtype(self.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):

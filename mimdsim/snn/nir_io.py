@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError, UnsupportedModel
+from ..errors import ConfigError, Message, Param, UnsupportedModel
 from ..validate import check_choice, check_input_file, check_int, check_number
 from .network import Network
 from .neurons import NeuronSpec
@@ -345,10 +345,11 @@ def from_nir(graph_or_path, *, dt: float = 1e-4, max_activity=None, capacities=N
     if not layers:
         raise UnsupportedModel("the graph has no neuron layer")
     if guessed:
-        warnings.warn(f"NIR carries no reset mechanism: {', '.join(map(repr, guessed))} imported as NIR's reset to "
-                      f"v_reset = 0 in the spike's step (snnTorch reset_mechanism='zero', reset_delay=False); "
-                      f"snnTorch exports its default subtract reset as the same node: for such a model pass "
-                      f"from_nir(..., reset='subtract')", stacklevel=2)
+        warnings.warn(Message(f"NIR carries no reset mechanism: {', '.join(map(repr, guessed))} imported as NIR's "
+                              f"reset to v_reset = 0 in the spike's step (snnTorch reset_mechanism='zero', "
+                              f"reset_delay=False); snnTorch exports its default subtract reset as the same node: for "
+                              f"such a model pass ", Param("reset", "subtract", key="model.nir_reset",
+                                                           python="from_nir(..., reset='subtract')")), stacklevel=2)
     meta = json.loads((graph.metadata or {}).get("mimdsim", "{}")) if getattr(graph, "metadata", None) else {}
     readout = loss if loss is not None else Readout(**meta["readout"]) if "readout" in meta else (
         "ce_count" if layers[-1][0].spiking else "ce_max_membrane")

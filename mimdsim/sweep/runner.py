@@ -47,7 +47,7 @@ def _versions() -> tuple:
 
 def run_point(values: dict, command: str, params: dict) -> dict:
     """Run one point; return its result record (never raises for a bad point)."""
-    from ..experiment import build_run
+    from ..workloads.snn.from_settings import build_run
 
     rec = {"id": point_id(params), "params": params, "seed": values["run.seed"], "versions": versions()}
     t0 = time.perf_counter()

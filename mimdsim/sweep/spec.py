@@ -29,8 +29,7 @@ import numpy as np
 
 from ..arch.chip import CHIPS
 from ..errors import ConfigError, DoesNotFit, MimdsimError, OutOfTileMemory
-from ..experiment import key_lines, load_experiment, tomllib
-from ..settings import FILE_KEYS, check_value
+from ..config import FILE_KEYS, check_value, key_lines, load_experiment, tomllib
 from ..validate import check_choice, check_int, did_you_mean
 
 MODES = ("grid", "zip", "random")
@@ -149,7 +148,7 @@ def load_sweep(path) -> Sweep:
             try:
                 get(key.split(".", 1)[1])
             except ConfigError as e:
-                raise ConfigError(f"{where}: axis {key!r}: {e}") from None
+                raise e.prefixed(f"{where}: axis {key!r}: ") from None
         if key.startswith("chip.set."):
             CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
@@ -219,7 +218,7 @@ def point_values(sweep: Sweep, params: dict) -> dict:
 
 def check_points(sweep: Sweep, lines) -> None:
     """Type-check every axis value and build every point's network and chip before any runs."""
-    from ..experiment import build_run
+    from ..workloads.snn.from_settings import build_run
 
     seen = set()
     for params in sweep.points:
@@ -230,7 +229,7 @@ def check_points(sweep: Sweep, lines) -> None:
                 try:
                     check({key.split(".", 1)[1]: value})
                 except ConfigError as e:
-                    raise ConfigError(f"{where}: axis {key!r}: {e}") from None
+                    raise e.prefixed(f"{where}: axis {key!r}: ") from None
             elif not key.startswith("chip.set."):
                 check_value(FILE_KEYS[key], value, where=f"{where}: axis {key!r}: ")
         values = point_values(sweep, params)
@@ -246,4 +245,4 @@ def check_points(sweep: Sweep, lines) -> None:
             key = next((k for k in params if k.split(".")[-1] in str(e) or k.split(".")[0] in str(e)),
                        next(iter(params)))
             raise ConfigError(f"{sweep.path}:{lines.get('sweep.axes.' + key, '?')}: point {params} is rejected "
-                              f"(axis {key!r}): {e}")
+                              f"(axis {key!r}): ", e)

@@ -21,9 +21,14 @@ import zipfile
 
 import numpy as np
 
-from ..errors import ConfigError, MimdsimError
+from ..errors import ConfigError, MimdsimError, Param
 
 FORMAT = "mimdsim-checkpoint-1"
+
+# what a refused checkpoint's message suggests (the command line names their flags)
+CHECKPOINT = Param("checkpoint", key="train.checkpoint", action="set")
+RESUME = Param("resume", key="train.resume", action="drop")
+FRESH = ("Delete it (or pass another ", CHECKPOINT, " path) to start a fresh run")
 
 
 def _strip_theta2(d):
@@ -93,8 +98,8 @@ def save(path, *, net, optimizer, meta: dict) -> None:
         tmp = None
     except OSError as e:
         raise MimdsimError(f"could not write checkpoint {path} ({type(e).__name__}: {e}); the previous "
-                           f"checkpoint, if any, is unchanged. Free disk space or choose another --checkpoint "
-                           f"path") from e
+                           f"checkpoint, if any, is unchanged. Free disk space or choose another ", CHECKPOINT,
+                           " path") from e
     finally:
         if tmp is not None:
             try:
@@ -104,32 +109,31 @@ def save(path, *, net, optimizer, meta: dict) -> None:
 
 
 def _refuse(path, what, fix):
-    raise ConfigError(f"checkpoint {path}: {what}. {fix}")
+    raise ConfigError(f"checkpoint {path}: {what}. ", fix)
 
 
 def load(path) -> tuple[dict, dict]:
     """``(meta, arrays)`` of a checkpoint; a truncated, corrupt or foreign file is refused."""
     path = os.fspath(path)
-    fresh = "Delete it (or pass another --checkpoint path) to start a fresh run"
     if not os.path.exists(path):
-        _refuse(path, "does not exist, so there is nothing to resume", "Run without --resume to start training")
+        _refuse(path, "does not exist, so there is nothing to resume", ("Run without ", RESUME, " to start training"))
     try:
         with np.load(path, allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}  # reading every member checks its CRC
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, zipfile.LargeZipFile) as e:
-        _refuse(path, f"is truncated or corrupt and cannot be read ({type(e).__name__}: {e})", fresh)
+        _refuse(path, f"is truncated or corrupt and cannot be read ({type(e).__name__}: {e})", FRESH)
     if "format" not in arrays or "meta" not in arrays:
-        _refuse(path, "is not a mimdsim training checkpoint (no 'format'/'meta' entries)", fresh)
+        _refuse(path, "is not a mimdsim training checkpoint (no 'format'/'meta' entries)", FRESH)
     fmt = str(arrays.pop("format"))
     if fmt != FORMAT:
-        _refuse(path, f"has format {fmt!r}; this mimdsim reads {FORMAT!r}", fresh)
+        _refuse(path, f"has format {fmt!r}; this mimdsim reads {FORMAT!r}", FRESH)
     try:
         meta = json.loads(str(arrays.pop("meta")))
     except json.JSONDecodeError as e:
-        _refuse(path, f"has unreadable metadata ({e})", fresh)
+        _refuse(path, f"has unreadable metadata ({e})", FRESH)
     for key in ("network", "epoch", "step", "rng", "optimizer", "history", "data"):
         if key not in meta:
-            _refuse(path, f"lacks '{key}' in its metadata", fresh)
+            _refuse(path, f"lacks '{key}' in its metadata", FRESH)
     return meta, arrays
 
 
@@ -140,8 +144,8 @@ def _describe_net(sig) -> str:
 def check_compatible(path, meta, arrays, *, net, optimizer, data_fingerprint, data_name) -> None:
     """Refuse a checkpoint made for another network, data set or optimizer."""
     have, want = meta["network"], network_signature(net)
-    fix = ("Resume with the network it was saved from, or start a fresh run (without --resume, or with another "
-           "--checkpoint path)")
+    fix = ("Resume with the network it was saved from, or start a fresh run (without ", RESUME, ", or with another ",
+           CHECKPOINT, " path)")
     if have != want:
         diffs = [k for k in sorted(set(want) | set(have)) if have.get(k) != want.get(k)]
         details = "; ".join(f"{k}: checkpoint {have.get(k)!r}, this run {want.get(k)!r}" for k in diffs)
@@ -151,10 +155,11 @@ def check_compatible(path, meta, arrays, *, net, optimizer, data_fingerprint, da
         got = arrays.get(name)
         if got is None or got.shape != arr.shape:
             _refuse(path, f"parameter {name} is {'missing' if got is None else f'shaped {got.shape}'}; "
-                          f"expected {arr.shape}", "Delete it (or pass another --checkpoint path) to start a fresh run")
+                          f"expected {arr.shape}", FRESH)
     if meta["optimizer"]["kind"] != optimizer.kind:
         _refuse(path, f"holds {meta['optimizer']['kind']} state but this run uses {optimizer.kind}",
-                f"Resume with --optimizer {meta['optimizer']['kind']}, or start a fresh run")
+                ("Resume with ", Param("optimizer", meta["optimizer"]["kind"], key="train.optimizer"),
+                 ", or start a fresh run"))
     if meta["data"]["fingerprint"] != data_fingerprint:
         _refuse(path, f"was trained on data {meta['data']['name']!r} (fingerprint {meta['data']['fingerprint']}), "
                       f"not this run's {data_name!r} ({data_fingerprint})",

@@ -26,7 +26,7 @@ import numpy as np
 from ..kernels import loss as loss_k
 
 from ..arch import as_system
-from ..errors import ConfigError, OutOfDeviceMemory, UnsupportedModel
+from ..errors import ConfigError, OutOfDeviceMemory, Param, UnsupportedModel
 from ..optim import SGD, Adam
 from ..report import JsonOutput
 from ..workloads.snn.simulate import simulate
@@ -231,7 +231,7 @@ def _check_args(net, dataset, epochs, batch_size):
     check_int("epochs", epochs, low=1)
     check_int("batch_size", batch_size, low=1)
     if len(dataset.train) < batch_size:
-        raise ConfigError(f"batch_size={batch_size} exceeds the {len(dataset.train)} training samples; "
+        raise ConfigError(Param("batch_size", batch_size), f" exceeds the {len(dataset.train)} training samples; "
                           f"lower the batch size")
 
 
@@ -351,7 +351,8 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
     check_choice("lr_schedule", lr_schedule, LR_SCHEDULES)
     check_int("checkpoint_every", checkpoint_every, low=1, fix="in epochs")
     if resume and checkpoint is None:
-        raise ConfigError("resume=True needs checkpoint= (the .npz file to resume from)")
+        raise ConfigError(Param("resume", True), " needs ", Param("checkpoint", python="checkpoint="),
+                          " (the .npz file to resume from)")
     net.validate_weights()
     base_lr = float(optimizer.lr)
     targets = theta2_of(net)

@@ -14,7 +14,7 @@ import pathlib
 import statistics
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Param
 from ..validate import did_you_mean
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
@@ -257,8 +257,8 @@ def run_source(name: str, quick: bool = False, lists: str = "half") -> SourceRes
     """One source's points; ``lists``: the study log's list activity (``STUDY_LISTS``; the other sources
     have no such assumption)."""
     if name not in SOURCES:
-        raise ConfigError(f"--source {name!r} is not a stored source; one of {', '.join(SOURCES)}."
-                          + did_you_mean(name, SOURCES))
+        raise ConfigError(Param("sources", name, key="validate.source", shown=repr(name)), " is not a stored source; "
+                          f"one of {', '.join(SOURCES)}." + did_you_mean(name, SOURCES))
     doc = load(name)
     points, assumption = SOURCES[name](doc, quick, lists) if name == "study-log" else SOURCES[name](doc, quick)
     return SourceResult(name, doc["title"], doc["provenance"], points, assumption)

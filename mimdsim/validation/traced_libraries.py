@@ -183,7 +183,8 @@ def trace(program: str, n: int, timesteps: int = 500, batch_size: int = 16):
         from ..errors import ConfigError
         mod, dist, measured = PROGRAMS[program][:3]
         raise ConfigError(f"tracing {program} needs {dist} (the benchmark measured {measured}): "
-                          f"pip install --no-deps {dist}=={measured}, as .ci/run does")
+                          f"pip install {dist}=={measured} without its dependencies (pip's no-deps option, as .ci/run "
+                          f"does)")
     lib = PROGRAMS[program][0]
     key = eager_trace.digest((program, v, int(n), int(timesteps), int(batch_size)), [__file__])
 

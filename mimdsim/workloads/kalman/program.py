@@ -43,7 +43,7 @@ from ...kernels.tile import VERTEX_RUN_INSTRUCTIONS
 from ...arch import as_system, chip as chip_preset
 from ...compiler.transfers import host_stream
 from ...engine import run_program
-from ...errors import ConfigError, OutOfTileMemory
+from ...errors import ConfigError, OutOfTileMemory, Param
 from ...program import Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
@@ -239,9 +239,9 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
     check_choice("schedule", schedule, SCHEDULES)
     published = schedule == "published"
     if published and covariance != "shared":
-        raise ConfigError(f"covariance={covariance!r}: TRACKR's codelet (schedule='published') computes the "
-                          f"covariance once per vertex only; pass covariance='shared', or schedule='fused' for "
-                          f"a per-track covariance")
+        raise ConfigError(Param("covariance", covariance), ": TRACKR's codelet (", Param("schedule", "published"),
+                          ") computes the covariance once per vertex only; pass ", Param("covariance", "shared"), ", or ",
+                          Param("schedule", "fused"), " for a per-track covariance")
     if launch_cycles is None and published:
         launch_cycles = trackr_launch_cycles()
     if launch_cycles is not None:
@@ -286,9 +286,9 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         bad = tracks_on_tile[(tracks_on_tile % step != 0)]
         if bad.size:
             raise ConfigError(f"{int(bad[0])} tracks on a tile: TRACKR's float4 codelet needs a multiple of "
-                              f"{step} (4 per worker x {tile.workers} workers; KalmanFilterIPU.cpp L50-69); pass "
-                              f"tracks_per_tile={max(step, int(bad[0]) // step * step)}, or variant='scalar' or "
-                              f"schedule='fused'")
+                              f"{step} (4 per worker x {tile.workers} workers; KalmanFilterIPU.cpp L50-69); pass ",
+                              Param("tracks_per_tile", max(step, int(bad[0]) // step * step)), ", or ",
+                              Param("variant", "scalar"), " or ", Param("schedule", "fused"))
 
     # memory plan
     n_ops = sum(1 for _ in kk.op_schedule(planes, variant)) if schedule == "per-op" else 1
@@ -307,10 +307,11 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         ok = sum(plan(counts).values()) <= limit
         fit = int(counts[ok].max()) if ok.any() else 0
         raise OutOfTileMemory(fullest, int(used[fullest]), int(limit), {k: int(v[fullest]) for k, v in mem.items()},
-                              f"Lower tracks_per_tile ({fit} fit on a tile), " +
-                              ("use schedule='fused' (the register-resident codelet keeps fewer tensors), "
-                               if published else "use variant='vectorised' or covariance='shared', ") +
-                              "or a chip with more SRAM per tile.")
+                              ("Lower ", Param("tracks_per_tile", action="lower"), f" ({fit} fit on a tile), ",
+                               *(("use ", Param("schedule", "fused"), " (the register-resident codelet keeps fewer "
+                                  "tensors), ") if published else
+                                 ("use ", Param("variant", "vectorised"), " or ", Param("covariance", "shared"), ", ")),
+                               "or a chip with more SRAM per tile."))
 
     # numerics
     states = covs = None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import ConfigError, DoesNotFit
+from ...errors import ConfigError, DoesNotFit, Message, Param
 from ...validate import check_int
 
 NEURONS_PER_TILE_FIX = "2 or more uses the float2 SIMD lanes"
@@ -115,7 +115,8 @@ def map_network(layer_sizes, *, chips: int, tiles_per_chip: int, neurons_per_til
     raise ConfigError(
         f"layer {l} ({n} neurons) needs {need} tiles at {candidates[-1] if neurons_per_tile is None else neurons_per_tile}"
         f" neurons per tile, but the layers do not fit on {chips} chip(s) of {tiles_per_chip} tiles "
-        f"({usable} usable on chip 0; whole layers per chip). Raise neurons_per_tile or use more chips.")
+        f"({usable} usable on chip 0; whole layers per chip). Raise ", Param("neurons_per_tile", action="raise"),
+        " or use more chips.")
 
 
 def trim_idle_chips(system, layout: Layout):
@@ -129,18 +130,18 @@ def trim_idle_chips(system, layout: Layout):
     return dataclasses.replace(system, chips=used), dataclasses.replace(layout, chips=used)
 
 
-def idle_chips_note(asked: int, used: int, tiles_used: int, tiles_per_chip: int, searched: bool = False) -> str:
+def idle_chips_note(asked: int, used: int, tiles_used: int, tiles_per_chip: int, searched: bool = False) -> Message:
     """One line for the report when fewer chips were used than asked for (empty if none)."""
     if used >= asked:
-        return ""
+        return Message()
     if searched:
-        return (f"{asked} chips asked for, {used} used: the placement search found {used} chip(s) (whole layers "
+        return Message(f"{asked} chips asked for, {used} used: the placement search found {used} chip(s) (whole layers "
                 f"per chip) the fastest placement that fits (placement candidates above), so chips {used}-{asked - 1} stay idle and are "
-                f"not simulated; --chips-used N pins the chips used")
-    return (f"{asked} chips asked for, {used} used: the layers fill {tiles_used} of {used * tiles_per_chip} tiles "
+                f"not simulated; ", Param("chips_used", shown="N"), " pins the chips used")
+    return Message(f"{asked} chips asked for, {used} used: the layers fill {tiles_used} of {used * tiles_per_chip} tiles "
             f"on {used} chip(s) and a layer moves to the next chip only when the current one is full (whole "
             f"layers per chip), so chips {used}-{asked - 1} stay idle and are not simulated; to spread the layers, "
-            f"lower --tiles (tiles per chip) or --neurons-per-tile")
+            f"lower ", Param("tiles", action="lower"), " (tiles per chip) or ", Param("neurons_per_tile", action="lower"))
 
 
 def weight_bytes_lower_bound(sizes, *, training: bool = True, optimizer: str = "adam", bytes_per_value: int = 4):
@@ -177,5 +178,7 @@ def check_layers_fit(sizes, system, *, training: bool = True, optimizer: str = "
                 f"layer {l} ({sizes[l - 1]} -> {sizes[l]} neurons) needs at least {_bytes(need)} of SRAM for "
                 f"its {what}, but one {chip.name} chip has {_bytes(usable)} for layers ({chip.tiles:,} tile(s) x "
                 f"{chip.sram_per_tile:,} B{', tile 0 kept free' if reserve_tile0 else ''}) and a layer lives on one "
-                f"chip; make the layer narrower (--layers), give the chip more tiles (--tiles: at least {tiles:,}, the "
-                f"weights' bound) or more SRAM per tile (--set sram_per_tile=N)")
+                f"chip; make the layer narrower (", Param("sizes", key="model.layers", action="lower"), "), give the chip "
+                "more tiles (", Param("tiles", action="raise"), f": at least {tiles:,}, the weights' bound) or more SRAM "
+                "per tile (", Param("sram_per_tile", key="chip.set.sram_per_tile", shown="N"), ")",
+                remedies=[Param("tiles", tiles), Param("sram_per_tile", key="chip.set.sram_per_tile", action="raise")])

@@ -43,7 +43,8 @@ import numpy as np
 
 from ...compiler.memory import check_fits
 from ...engine import run_program
-from ...errors import ConfigError, OutOfTileMemory
+from ...errors import ConfigError, OutOfTileMemory, Param, join
+from ...compiler.memory import check_fits
 from ...program import Loop, Program
 from .mapping import _place, weight_bytes_lower_bound
 from .programs.compile import compile_program
@@ -200,7 +201,7 @@ class Verdict:
 class Choice:
     program: Program
     candidates: tuple  # Verdicts: the chosen first, then the runners-up by time, then those that do not fit
-    searched: bool  # False: the placement was pinned (--neurons-per-tile)
+    searched: bool  # False: the placement was pinned (neurons_per_tile)
 
 
 def half_capacity(sizes, capacities) -> list[float]:
@@ -311,8 +312,10 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
     ``chips_used`` pin either. Raises :class:`OutOfTileMemory` with checked remedies when none fits."""
     if chips_used is not None:
         if chips_used > system.chips:
-            raise ConfigError(f"--chips-used {chips_used} is more than the {system.chips} chip(s) given: raise "
-                              f"--chips to at least {chips_used} or lower --chips-used")
+            raise ConfigError(Param("chips_used", chips_used), f" is more than the {system.chips} chip(s) given: raise ",
+                              Param("chips", action="raise"), f" to at least {chips_used} or lower ",
+                              Param("chips_used", action="lower"), param=Param("chips_used", chips_used),
+                              limit=system.chips)
         system = dataclasses.replace(system, chips=chips_used)
     space = Candidates(Problem.of(sizes, capacities, system, dict(kw, reserve_tile0=reserve_tile0)))
     if neurons_per_tile is not None:  # pinned: today's placement, no scoring
@@ -325,9 +328,9 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
     if not seconds:
         if not failed:  # nothing places: the mapper's own error names the layer and the fix
             space.problem.compile()
-            raise ConfigError(f"--chips-used {chips_used}: no neurons-per-tile count places the layers on exactly "
-                              f"{chips_used} chip(s) (whole layers per chip, filled in order); give another "
-                              f"--chips-used or drop it")
+            raise ConfigError(Param("chips_used", chips_used), ": no neurons-per-tile count places the layers on "
+                              f"exactly {chips_used} chip(s) (whole layers per chip, filled in order); give another ",
+                              Param("chips_used", action="change"), " or drop it", param=Param("chips_used", chips_used))
         raise with_remedies(failed[0].oom, space, pinned=None, chips_pinned=chips_used is not None) from None
     return _ranked(space, seconds, failed)
 
@@ -335,8 +338,8 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
 def _pinned(space: Candidates, n: int, chips_used) -> Choice:
     c = space.get(n)
     if chips_used is not None and c.chips != chips_used:
-        raise ConfigError(f"--neurons-per-tile {n} places the layers on "
-                          f"{c.chips} chip(s), not --chips-used {chips_used}: drop one of them")
+        raise ConfigError(Param("neurons_per_tile", n), f" places the layers on {c.chips} chip(s), not ",
+                          Param("chips_used", chips_used), ": drop one of them")
     if not c.fits:
         raise with_remedies(c.oom, space, pinned=n, chips_pinned=chips_used is not None) from None
     return Choice(c.program, (Verdict(n, c.chips, c.tiles, None, "pinned"),), False)
@@ -396,9 +399,10 @@ def _oom_why(e: OutOfTileMemory) -> str:
 
 # ------------------------------------------------------------------ the remedies: the search, relaxed
 
-def remedies(space: Candidates, *, pinned=None, chips_pinned=False) -> tuple[list[str], list[str]]:
+def remedies(space: Candidates, *, pinned=None, chips_pinned=False) -> tuple[list[tuple], list[tuple]]:
     """Every remedy that makes the model fit, each checked by compiling it and planning its memory
-    (:func:`fits`: the same candidates as the search, on a relaxed problem); and what was tried in vain.
+    (:func:`fits`: the same candidates as the search, on a relaxed problem); and what was tried in vain
+    (each as message parts naming its parameters).
 
     Each axis is walked to its least relaxation that fits: another count (pinned only), more chips
     (one at a time, up to one layer per chip), more tiles per chip (a ladder, then bisected to
@@ -410,29 +414,29 @@ def remedies(space: Candidates, *, pinned=None, chips_pinned=False) -> tuple[lis
     if pinned is not None:  # the counts the search would try
         ok = [n for n, _, _ in _take(problem.counts(), PINNED_COUNTS_CHECKED) if fits(problem, n)]
         if ok:
-            out.append(f"--neurons-per-tile {ok[0]}" + (f" (or {', '.join(map(str, ok[1:4]))})" if ok[1:] else "")
-                       + " or drop --neurons-per-tile (the search picks)")
+            out.append((Param("neurons_per_tile", ok[0]), f" (or {', '.join(map(str, ok[1:4]))})" if ok[1:] else "",
+                        " or drop ", Param("neurons_per_tile", action="drop"), " (the search picks)"))
     top = max(L, system.chips)  # more than one chip per layer never helps
     k = _first(range(system.chips + 1, top + 1),
                lambda k: fits(problem.relaxed(chips=k), chips_used=k if chips_pinned else None))
     if k is not None:
-        out.append(f"{'--chips-used' if chips_pinned else '--chips'} {k}"
-                   + (f" (and --chips {k})" if chips_pinned else "")
-                   + ("" if pinned is None else " without --neurons-per-tile"))
+        out.append((Param("chips_used" if chips_pinned else "chips", k),
+                    *((" (and ", Param("chips", k), ")") if chips_pinned else ()),
+                    *(() if pinned is None else (" without ", Param("neurons_per_tile", action="drop")))))
     elif top > system.chips:
-        tried.append(f"up to {top} chips (one layer per chip)")
+        tried.append((f"up to {top} chips (one layer per chip)",))
     ladder = [int(system.chip.tiles * f) for f in TILE_LADDER]
     t = _fewest(system.chip.tiles, ladder, lambda t: fits(problem.relaxed(tiles=t), pinned))
     if t is not None:
-        out.append(f"--tiles {t} (tiles per chip)")
+        out.append((Param("tiles", t), " (tiles per chip)"))
     else:
-        tried.append(f"up to --tiles {ladder[-1]}")
-    for flag, name, now in (("--batch", "batch_size", B), ("--timesteps", "timesteps", T)):
+        tried.append(("up to ", Param("tiles", ladder[-1])))
+    for name, now in (("batch_size", B), ("timesteps", T)):
         v = _largest(1, now - 1, lambda v: fits(problem.relaxed(**{name: v}), pinned)) if now > 1 else None
         if v:
-            out.append(f"{flag} {v}")
+            out.append((Param(name, v),))
         elif now > 1:
-            tried.append(f"{flag} 1")
+            tried.append((Param(name, 1),))
     return out, tried
 
 
@@ -474,11 +478,13 @@ def with_remedies(e: OutOfTileMemory, space: Candidates, *, pinned, chips_pinned
     what = e.hint.split(". ", 1)[0]  # "N tile(s) over the limit; largest here: X"
     tried = (f"neurons per tile {pinned} (pinned)" if pinned is not None else
              "every neurons-per-tile count that places, up to one whose neurons alone overfill a tile")
-    advice = f"{what}. Tried {tried} on {space.problem.system.chips} chip(s)."
+    advice = (f"{what}. Tried {tried} on {space.problem.system.chips} chip(s).",)
     if fixes:
-        advice += " Each of these fits (checked): " + "; ".join(fixes) + "."
+        advice += (" Each of these fits (checked): ", *join(*fixes, sep="; "), ".")
     if in_vain:
-        advice += f" Checked and still over: {'; '.join(in_vain)}."
+        advice += (" Checked and still over: ", *join(*in_vain, sep="; "), ".")
     if not fixes:
-        advice += " Not checked: a lower --max-activity (smaller lists) or more SRAM per tile (--set sram_per_tile=N)."
-    return OutOfTileMemory(e.tile, e.used, e.limit, e.breakdown, advice)
+        advice += (" Not checked: a lower ", Param("max_activity", action="lower"), " (smaller lists) or more SRAM per "
+                   "tile (", Param("sram_per_tile", key="chip.set.sram_per_tile", shown="N"), ").")
+    return OutOfTileMemory(e.tile, e.used, e.limit, e.breakdown, advice,
+                           remedies=[p for f in fixes for p in f if isinstance(p, Param) and p.suggests])

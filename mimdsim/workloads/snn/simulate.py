@@ -25,7 +25,7 @@ from ...arch.execution import BULK_SYNCHRONOUS, family_of
 from ...energy import chip_energy
 from ...engine import run_program
 from ...engine.band import chip_band, unread_by
-from ...errors import CapacityOverflow, ConfigError
+from ...errors import CapacityOverflow, ConfigError, Message, Param, join
 from ...program import Program
 from ...report import Report
 from ...snn import Network
@@ -84,8 +84,8 @@ def _check_inputs(net: Network, inputs, labels, analog=False):
         if bad.any():
             v = x[bad].flat[0].item()
             raise ConfigError(f"inputs must be binary spikes (0 or 1); found {np.count_nonzero(bad)} other "
-                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first, or run "
-                              f"schedule='poptorch' (dense matmuls read real-valued inputs)")
+                              f"value(s), e.g. {v!r}. Threshold or encode the data as spikes first, or run ",
+                              Param("schedule", "poptorch"), " (dense matmuls read real-valued inputs)")
     return x, _labels(net, x, labels)
 
 
@@ -214,8 +214,9 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
     if not isinstance(training, bool):
         raise ConfigError(f"training={training!r} must be True (a training step) or False (inference)")
     if optimizer is not None and not training:
-        raise ConfigError("optimizer= given with training=False: inference computes no gradients to apply; "
-                          "drop the optimizer or run a training step")
+        raise ConfigError(Param("optimizer", python="optimizer="), " given with ",
+                          Param("training", False, key="run.inference", setting_value=True), ": inference computes no "
+                          "gradients to apply; drop the optimizer or run a training step")
     opt_kind = optimizer.kind if optimizer is not None else "adam"
     execution = inputs is not None
     x = y = None
@@ -226,8 +227,9 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
         net.validate_weights()
         x, y = _check_inputs(net, inputs, labels, analog=schedule == "poptorch")
         if static_input and not (x == x[:1]).all():
-            raise ConfigError("static_input=True streams one input per sample for every step, but inputs[t] "
-                              "differs from inputs[0]; give the same input at every step or static_input=False")
+            raise ConfigError(Param("static_input", True), " streams one input per sample for every step, but "
+                              "inputs[t] differs from inputs[0]; give the same input at every step or ",
+                              Param("static_input", False))
         T, B = x.shape[:2]
     else:
         if labels is not None:
@@ -241,22 +243,22 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
     if neurons_per_tile is not None:
         check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
     if chips_used is not None:
-        check_int("chips_used", chips_used, low=1, fix="the chips the layers use, at most --chips")
+        check_int("chips_used", chips_used, low=1, fix=("the chips the layers use, at most ", Param("chips")))
     if precision is None:
         precision = "fp32"
     check_choice("precision", precision, tuple(PRECISIONS))
     if precision == "fp16" and np.dtype(net.dtype) != np.float32:
-        raise ConfigError("precision='fp16' needs a float32 network (its weights are rounded to half precision "
-                          "for the run); got dtype float64")
+        raise ConfigError(Param("precision", "fp16"), " needs a float32 network (its weights are rounded to half "
+                          "precision for the run); got dtype float64")
     # theta2 moves every training step (the schedule) but shapes nothing in the program: the
     # numerics read it from net.specs, so it is left out of the compiled program's key
     st = net.structure
     st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
     if net.overflow == "random":  # the published op keeps the lowest ids: a random subset is another program
         if schedule == "published":
-            raise ConfigError("schedule='published' keeps the lowest ids of an overflowing list, as the op does; "
-                              "this network drops a random subset (overflow='random'): use schedule='fused' or "
-                              "overflow='lowest-index'")
+            raise ConfigError(Param("schedule", "published"), " keeps the lowest ids of an overflowing list, as the "
+                              "op does; this network drops a random subset (", Param("overflow", "random"), "): use ",
+                              Param("schedule", "fused"), " or ", Param("overflow", "lowest-index"))
         schedule = schedule or "fused"
     return _Call(system, assume, training, optimizer, opt_kind, execution, x, y, activity, candidate_activity,
                  input_activity, T, B, seed, precision, st, schedule, static_input, neurons_per_tile, chips_used,
@@ -274,9 +276,10 @@ def _choose_program(net: Network, call: _Call):
     if unread:  # pinned, it would change nothing: refused, not dropped (as refuse_unread does for presets)
         readers = "; ".join(f"{n} is read by {', '.join(A.REGISTRY[n].codelets) or 'its framework call'}"
                             for n in unread)
-        raise ConfigError(f"--assume {', '.join(unread)}: this program ({program.plan.schedule} schedule) runs no "
-                          f"codelet and makes no host call that reads it, so it would change nothing ({readers}); "
-                          f"drop it, or run a schedule that uses it")
+        raise ConfigError(*join(*(Param(n, key="assume." + n) for n in unread), sep=", "),
+                          f": this program ({program.plan.schedule} schedule) runs no codelet and makes no host call "
+                          f"that reads it, so it would change nothing ({readers}); drop it, or run a schedule that uses "
+                          f"it", remedies=[Param(n, key="assume." + n, action="drop") for n in unread])
     return choice
 
 
@@ -329,26 +332,30 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source) -> Non
         report.notes.append(idle)
     if not call.execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
         pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
-        report.notes.append(f"rate-driven: assumed firing rates per layer (input first) {pct(source.activity)} and "
-                            f"gradient-candidate rates {pct(source.candidate[1:])}; list capacities K = "
-                            f"{', '.join(map(str, net.capacities))} (max activity); run with inputs= for rates "
-                            f"from the dynamics")
+        report.notes.append(Message(
+            f"rate-driven: assumed firing rates per layer (input first) {pct(source.activity)} and gradient-candidate "
+            f"rates {pct(source.candidate[1:])}; list capacities K = {', '.join(map(str, net.capacities))} (max "
+            f"activity); run with ", Param("inputs", key="run.execute", setting_value=True, python="inputs="),
+            " for rates from the dynamics"))
     late = [l for l in range(1, L + 1) if net.delay * (l - 1) >= T]  # the pipelined delay: input from step l-1
     if program.plan.schedule_reason:
-        report.notes.append(f"{program.plan.schedule_reason}, so a gain over the published program's fp32 step "
-                            f"mixes the number format with the program; schedule='fused', precision='fp32' holds the "
-                            f"program fixed")
+        report.notes.append(Message(f"{program.plan.schedule_reason}, so a gain over the published program's fp32 "
+                                    f"step mixes the number format with the program; ", Param("schedule", "fused"),
+                                    ", ", Param("precision", "fp32"), " holds the program fixed"))
     if late:
-        report.notes.append(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with the "
-                            f"inter-layer delay of 1, layer l's first input arrives at step l-1): they stay silent; "
-                            f"use timesteps >= {L} to reach them")
+        report.notes.append(Message(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with "
+                                    f"the inter-layer delay of 1, layer l's first input arrives at step l-1): they stay "
+                                    f"silent; use ", Param("timesteps"), f" >= {L} to reach them"))
     if call.execution:  # a silent layer times nothing and trains nothing: say so, naming it
         silent = [ly["layer"] for ly in report.layers[1:] if ly["spikes"] == 0 and net.specs[ly["layer"] - 1].spiking
                   and ly["layer"] not in late]
         if silent:
-            msg = (f"layer(s) {', '.join(map(str, silent))} never spiked in this step: they pass no spikes and no "
-                   f"gradient; raise the input rate or the initial activity (Network.feedforward(init_activity=...), "
-                   f"mimdsim.training.calibrate_activity; --weight-scale S is the fan-in rule, docs/user-guide.md)")
+            msg = Message(f"layer(s) {', '.join(map(str, silent))} never spiked in this step: they pass no spikes and "
+                          f"no gradient; raise the input rate or the initial activity (",
+                          Param("init_activity", key="run.input_activity", python="Network.feedforward(init_activity="
+                                "...), mimdsim.training.calibrate_activity"),
+                          "; the initial weights target half of ", Param("max_activity"), "; ",
+                          Param("weight_scale", shown="S"), " is the fan-in rule, docs/user-guide.md)")
             report.notes.append(msg)
             warnings.warn(msg, stacklevel=3)  # at simulate's caller
         elif call.training and source.grads is not None and not any(np.any(g) for g in source.grads):

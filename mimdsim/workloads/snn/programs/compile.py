@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ....compiler.memory import add_code
-from ....errors import ConfigError
+from ....errors import ConfigError, Param
 from ....program import Loop, Program, ProgramMeta, TensorAlloc
 from ....snn.network import Structure, describe_sizes
 from ....validate import check_choice
@@ -67,16 +67,16 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
         if published.runs_published(st) and precision != "fp32":
             reason = f"{precision} runs the fused program: the published op is fp32 only"
     if schedule not in SCHEDULES:
-        raise ConfigError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}: 'published' is "
-                          f"the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
-                          f"program PopTorch builds")
+        raise ConfigError(Param("schedule", schedule), f" is not one of {', '.join(map(repr, SCHEDULES))}: 'published' "
+                          f"is the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
+                          f"program PopTorch builds", param=Param("schedule", schedule), limit=SCHEDULES)
     if weight_grad_copies is not None and (schedule != "published" or weight_grad_copies not in (1, 6)):
         raise ConfigError(f"weight_grad_copies={weight_grad_copies!r}: the published op's weight gradient runs "
-                          f"6 per-worker copies or 1 single-thread vertex; it applies to schedule='published' only "
-                          f"(got schedule={schedule!r})")
+                          f"6 per-worker copies or 1 single-thread vertex; it applies to ", Param("schedule", "published"),
+                          " only (got ", Param("schedule", schedule), ")")
     if static_input and schedule != "poptorch":
-        raise ConfigError(f"static_input=True streams one input for every step, which only schedule='poptorch' "
-                          f"models; got schedule={schedule!r}")
+        raise ConfigError(Param("static_input", True), " streams one input for every step, which only ",
+                          Param("schedule", "poptorch"), " models; got ", Param("schedule", schedule))
     low = LayerContext(tuple(sizes), tuple(capacities), system, layout, st, int(timesteps), int(batch_size),
                        optimizer, precision)
     chunk, copies, matmuls = scan_chunk, None, ()

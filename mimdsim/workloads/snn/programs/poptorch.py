@@ -47,7 +47,7 @@ import numpy as np
 from ....kernels.poplin import BYTES
 
 from ....compiler.transfers import host_stream, point_to_point
-from ....errors import ConfigError
+from ....errors import ConfigError, Param
 from ....program import Launch, Loop, Superstep, Transfer, VertexSet
 from .lowering import (F32, LayerContext, TensorList, barrier_free, group_supersteps, layer_codelet_args, layer_groups,
                        loss_vertices)
@@ -97,8 +97,9 @@ def check_dense(sizes, capacities) -> None:
     bad = [(l, n, k) for l, (n, k) in enumerate(zip(sizes, capacities)) if k != n]
     if bad:
         l, n, k = bad[0]
-        raise ConfigError(f"schedule='poptorch' runs dense activations: layer {l} has capacity {k} but {n} neurons; "
-                          f"build the network without max_activity (capacity = layer size)")
+        raise ConfigError(Param("schedule", "poptorch"), f" runs dense activations: layer {l} has capacity {k} but {n} "
+                          "neurons; build the network without ", Param("max_activity", action="drop"),
+                          " (capacity = layer size)")
 
 
 def _elementwise(op, layer, tiles, per, e, **roles) -> VertexSet:

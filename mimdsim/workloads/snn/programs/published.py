@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....compiler.transfers import host_stream, point_to_point
-from ....errors import ConfigError, UnsupportedModel
+from ....errors import ConfigError, Param, UnsupportedModel
 from ....program import HOST, Loop, Superstep, Transfer
 from .lowering import LayerContext, TensorList, barrier_free, loss_vertices, vertices
 
@@ -161,11 +161,13 @@ def lower(low: LayerContext, copies: int | None = None):
     ``copies`` (6 or 1) overrides the weight-gradient scheme :meth:`_Published.weight_grad_copies` picks."""
     st = low.st
     if low.precision != "fp32":
-        raise ConfigError(f"schedule='published' runs the op as built, in float32; precision={low.precision!r} "
-                          f"is not available there (use schedule='fused' for fp16)")
+        raise ConfigError(Param("schedule", "published"), " runs the op as built, in float32; ",
+                          Param("precision", low.precision), " is not available there (use ", Param("schedule", "fused"),
+                          " for fp16)")
     if not runs_published(st):
-        raise UnsupportedModel("schedule='published' is the published sparse LIF (leaky layers, one-step delay, "
-                               "no bias, no recurrence, spike lists); use schedule='fused' for other models")
+        raise UnsupportedModel(Param("schedule", "published"), " is the published sparse LIF (leaky layers, one-step "
+                               "delay, no bias, no recurrence, spike lists); use ", Param("schedule", "fused"),
+                               " for other models")
     return _Published(low, copies).build()
 
 

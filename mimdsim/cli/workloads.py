@@ -1,16 +1,17 @@
 """``mimdsim compare --workload kalman|mlp`` (and ``[workload] name = ...`` in experiment files).
 
-The ``workload.*`` settings live in :mod:`mimdsim.settings` with every other flag;
-:mod:`mimdsim.experiment` builds the system and calls :func:`execute_workload` (never the reverse). The chip
+The ``workload.*`` settings live in :mod:`mimdsim.config` with every other flag;
+:mod:`mimdsim.cli.execute` builds the system and calls :func:`execute_workload`. The chip
 settings (``--chip``, ``--tiles``, ``--chips``, ``--set``), ``--gpu``, ``--precision``, ``--batch``
 (the MLP batch) and ``--json`` keep their meaning. The Kalman comparison always reports both GPU
 strategies (fused, per-op); ``--strategy`` and ``--systolic`` are for the SNN step only.
 """
 from __future__ import annotations
 
+from ..config import SETTINGS
 from ..errors import ConfigError
 from ..validate import check_host_bytes
-from .compare import compare_kalman, compare_mlp
+from ..workloads.compare import compare_kalman, compare_mlp
 
 
 def kalman_schedule(schedule):
@@ -31,8 +32,6 @@ def check_unused(values: dict) -> None:
     """Refuse a setting the workload would ignore (the SNN step's, or another workload's), naming
     its flag: ``--workload mlp --chip-precision fp16`` ran in fp32 without a word, and ``compare
     --planes 3`` ran the SNN step."""
-    from ..settings import SETTINGS
-
     name = values.get("workload.name", "snn")
     for s in SETTINGS:
         if s.key not in values or s.key.startswith(("chip.", "output.")) or s.key in COMMON \

@@ -1,7 +1,7 @@
 """``mimdsim train``: train a feed-forward SNN on the simulated chip from the command line.
 
-Its flags are rows of the settings table (:mod:`mimdsim.settings`, ``commands=("train",)``);
-the functions below read the parsed values by key, as :func:`~mimdsim.settings.values_from_args`
+Its flags are rows of the settings table (:mod:`mimdsim.config`, ``commands=("train",)``);
+the functions below read the parsed values by key, as :func:`~mimdsim.cli.flags.values_from_args`
 gives them."""
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import sys
 
 import numpy as np
 
-from ..settings import CHIP, DATA, DEFAULT_THETA2, NETWORK, TRAINING, add_arguments, values_from_args
+from ..config import CHIP, DATA, DEFAULT_THETA2, NETWORK, TRAINING, build_system
+from .flags import add_arguments, values_from_args
+from .terms import cli_text
 
 
 def load_dataset(v: dict):
@@ -69,10 +71,9 @@ def init_targets(v: dict, layers: int):
 
 
 def cmd_train(args) -> int:
-    from ..experiment import build_system
     from ..optim import SGD, Adam
-    from .init import calibrate_activity
-    from .loop import Theta2Schedule, format_epoch, header, train
+    from ..training.init import calibrate_activity
+    from ..training.loop import Theta2Schedule, format_epoch, header, train
 
     v = values_from_args(args)
     dataset = load_dataset(v)
@@ -115,7 +116,7 @@ def cmd_train(args) -> int:
     print(f"final test accuracy {acc} after {e.epoch} epochs ({e.steps} steps); simulated time on "
           f"{system.name} {e.chip_seconds_total:.4g} s{gpu_s}")
     for note in result.config.get("notes", []):
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {cli_text(note)}", file=sys.stderr)
     if v["train.json"]:
         result.to_json(v["train.json"])
         print(f"wrote {v['train.json']}")

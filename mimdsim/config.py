@@ -1,20 +1,31 @@
-"""Every run setting once: its TOML key, its command-line flag, its type, default and help.
+"""The configuration: every run setting once (its TOML key, command-line flag, type, default,
+limits and help) and the reading of experiment files (TOML) into settings.
 
-The CLI parsers (``simulate``, ``compare``, ``train``) and the experiment-file loader are all
-built from :data:`SETTINGS`, so a flag and its TOML key cannot drift apart. Experiment files
-take the settings of ``simulate`` and ``compare`` (:data:`FILE_KEYS`); those of ``train`` alone
-are flags only. A setting shared by several commands has one default and one meaning; where
-``train`` needs another default (``--timesteps`` 20, ``--batch`` 16, ...) it has its own row.
+The command line (:mod:`mimdsim.cli`, which builds its parsers from :data:`SETTINGS`) and sweeps
+(:mod:`mimdsim.sweep`) read settings through this module only, so a flag and its TOML key cannot
+drift apart. Experiment files take the settings of ``simulate`` and ``compare`` (:data:`FILE_KEYS`);
+those of ``train`` alone are flags only. A setting shared by several commands has one default and
+one meaning; where ``train`` needs another default (``--timesteps`` 20, ``--batch`` 16, ...) it has
+its own row. Errors in files name the file, the line and the key, and suggest the closest valid
+name; relative output paths are taken relative to the experiment file.
+
+It sits low (it imports errors, validation, and lazily the chip specs and named assumptions), so
+anything above the model may read settings; it imports nothing of the front door.
 """
 from __future__ import annotations
 
-import argparse
+import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .errors import ConfigError
-from .validate import check_choice, is_int, is_number
+from .validate import check_choice, check_input_file, did_you_mean, is_int, is_number
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
 DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2 = 0.01, 0.9  # of --layers networks (None in the table: see resolve_model)
@@ -26,11 +37,12 @@ class Setting:
     flag: str  # command-line flag
     kind: str  # int, float, str, bool, int_list, size_list, fraction_list, str_list, table
     default: Any
-    help: str  # argparse text: a literal % is written %%
+    help: str  # help text (argparse's: a literal % is written %%)
     choices: tuple = ()
     commands: tuple = ("simulate", "compare")  # which commands take it
     group: str = ""  # the help section of the flag (train), "" for none
     metavar: str | None = None  # default: the flag's name in capitals
+    api: str = ""  # the Python keyword it sets, where not its key's last part (errors name it so)
 
     @property
     def dest(self) -> str:
@@ -62,7 +74,7 @@ SETTINGS: tuple[Setting, ...] = (
             "(snnTorch's default, exported as the same node); default zero, with a warning",
             choices=("zero", "subtract")),
     Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
-    Setting("model.batch", "--batch", "int", 48, "batch size B"),
+    Setting("model.batch", "--batch", "int", 48, "batch size B", api="batch_size"),
     Setting("model.max_activity", "--max-activity", "float", None,
             f"sets each list's capacity K = even floor(a*n) (default: {DEFAULT_MAX_ACTIVITY}; a --model graph: "
             f"K = n, every neuron listed)"),
@@ -169,7 +181,7 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("compare",)),
     Setting("workload.mlp_layers", "--mlp-layers", "int_list", [1800, 128, 128, 1],
             "mlp: layer sizes, input first (batch: --batch)", commands=("compare",)),
-    # `mimdsim train` (mimdsim/training/cli.py, docs/training.md): flags only, no file keys.
+    # `mimdsim train` (mimdsim/cli/train.py, docs/training.md): flags only, no file keys.
     Setting("data.name", "--data", "str", "digits",
             "data set: scikit-learn's 8x8 digits, a generated Randman task or an event file",
             choices=("digits", "randman", "events"), commands=TRAIN, group=DATA),
@@ -219,7 +231,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("network.no_theta2_schedule", "--no-theta2-schedule", "bool", False, "keep theta2 fixed at --theta2",
             commands=TRAIN, group=NETWORK),
     Setting("train.epochs", "--epochs", "int", 10, "training epochs", commands=TRAIN, group=TRAINING),
-    Setting("train.batch", "--batch", "int", 16, "batch size B", commands=TRAIN, group=TRAINING),
+    Setting("train.batch", "--batch", "int", 16, "batch size B", commands=TRAIN, group=TRAINING, api="batch_size"),
     Setting("train.optimizer", "--optimizer", "str", "adam", "its update runs on the chip",
             choices=("adam", "sgd"), commands=TRAIN, group=TRAINING),
     Setting("train.lr", "--lr", "float", 2e-3, "learning rate", commands=TRAIN, group=TRAINING),
@@ -279,14 +291,6 @@ BOUNDS: dict[str, tuple] = {
     "train.lr": (0, None, True, "a learning rate"),
     "train.checkpoint_every": (1, None, False, "a number of epochs"),
 }
-# Metavars in --help where the kind's default (N, X, SIZES, ...) would not say what to give.
-METAVARS = {"gpu.trace": "FILE.py", "model.nir": "FILE.nir", "chip.preset": "PRESET", "gpu.preset": "PRESET", "gpu.systolic": "PRESET",
-            "workload.cpu": "PRESET"}
-KIND_METAVARS = {"int": "N", "float": "X", "str": "NAME", "int_list": "SIZES", "size_list": "SIZES",
-                 "fraction_list": "A[,A...]", "str_list": "NAMES"}
-KIND_FORMATS = {"int_list": "comma-separated, e.g. {example}", "size_list": "comma-separated, e.g. {example}",
-                "fraction_list": "one number or comma-separated, one per layer",
-                "str_list": "comma-separated"}
 
 BY_KEY = {s.key: s for s in SETTINGS}
 FILE_KEYS = {s.key: s for s in SETTINGS if s.in_files}  # what experiment files take
@@ -294,49 +298,6 @@ TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool
               "int_list": "a list of integers", "size_list": "a list of positive integers",
               "fraction_list": "a number or a list of numbers", "str_list": "a list of strings",
               "table": "a table of field = value"}
-
-
-def _int_list(text):
-    if any(not v.strip() for v in text.split(",")) and text.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; give sizes separated by single commas, e.g. "
-                                         + ",".join(map(str, DEFAULT_LAYERS)))
-    try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers, e.g. "
-                                         + ",".join(map(str, DEFAULT_LAYERS)))
-    if len(vals) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at least an input and an output size")
-    return vals
-
-
-def _size_list(text):
-    try:
-        vals = [int(v) for v in text.split(",")]
-    except ValueError:
-        vals = []
-    if not vals or min(vals) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of positive sizes, e.g. 512,512")
-    return vals
-
-
-def _fraction_list(text):
-    try:
-        vals = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number or comma-separated list of numbers")
-    return vals[0] if len(vals) == 1 else vals
-
-
-def _str_list(choices):
-    def parse(text):
-        vals = [v.strip() for v in text.split(",") if v.strip()]
-        bad = [v for v in vals if choices and v not in choices]
-        if bad or not vals:
-            raise argparse.ArgumentTypeError(f"unknown value {bad or text!r}; choose from {', '.join(choices)}")
-        return vals
-    return parse
-
 
 def bound_error(s: Setting, value) -> str | None:
     """Why ``value`` breaks the setting's :data:`BOUNDS` (every entry of a list), or None."""
@@ -355,138 +316,6 @@ def bound_error(s: Setting, value) -> str | None:
                 rule = f"{noun} {'>' if open_low else '>='} {low:g}"
             return f"{v!r} must be {rule} ({why})"
     return None
-
-
-def _bounded(s: Setting, parse):
-    def check(text):
-        value = parse(text)
-        msg = bound_error(s, value)
-        if msg:
-            raise argparse.ArgumentTypeError(msg)
-        return value
-    check.__name__ = getattr(parse, "__name__", s.kind)  # argparse names the type in "invalid int value"
-    return check
-
-
-def _assume_value(text):
-    """--assume NAME=VALUE for a named assumption (mimdsim.assumptions)."""
-    from .assumptions import check
-    from .errors import ConfigError
-
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--assume takes NAME=VALUE, got {text!r}")
-    key, value = (t.strip() for t in text.split("=", 1))
-    try:
-        return key, check({key: value})[key]
-    except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _field_value(text):
-    """--set FIELD=VALUE for a ChipSpec field."""
-    from .arch.chip import CHIPS
-    from .errors import ConfigError
-
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--set takes FIELD=VALUE, got {text!r}")
-    key, value = text.split("=", 1)
-    try:
-        CHIPS.check_fields([key.strip()])
-    except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    try:
-        num = float(value.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--set {key}: {value!r} is not a number")
-    return key.strip(), (int(num) if num == int(num) and "." not in value and "e" not in value.lower() else num)
-
-
-def add_arguments(parser: argparse.ArgumentParser, command: str, groups: tuple = (), *,
-                  overrides: bool = False) -> None:
-    """Add the flags of every setting that ``command`` takes; a setting whose ``group`` is one
-    of ``groups`` goes into that help section (sections in the order of ``groups``).
-
-    ``overrides=True`` (``mimdsim run FILE``) adds the flag of every experiment-file key, with no
-    default: only the flags given appear in the parsed arguments, and they override the file.
-    A ``bool`` flag gets ``--flag``/``--no-flag``, except one whose name is already a negation
-    (``--no-gpu``): that one is a plain switch."""
-    sections = {title: parser.add_argument_group(title) for title in groups}
-    flags = {s.flag for s in SETTINGS if overrides or command in s.commands}
-    for s in SETTINGS:
-        if (not s.in_files or s.kind == "table") if overrides else command not in s.commands:
-            continue
-        kw: dict[str, Any] = {"dest": s.dest, "help": help_for(s, flags, show_default=not overrides),
-                              "default": argparse.SUPPRESS if overrides else s.default}
-        if s.kind == "bool":
-            kw["action"] = "store_true" if s.flag.startswith("--no-") else argparse.BooleanOptionalAction
-        elif s.kind == "table":
-            kw.update(type=_assume_value if s.key == "assume" else _field_value, action="append",
-                      metavar=s.metavar or "FIELD=VALUE")
-        else:
-            kw["type"] = _bounded(s, {"int": _int, "float": _float, "str": str, "int_list": _int_list,
-                                      "size_list": _size_list, "fraction_list": _fraction_list,
-                                      "str_list": _str_list(s.choices)}[s.kind])
-            if s.choices and s.kind == "str":
-                kw["choices"] = s.choices
-            else:
-                kw["metavar"] = s.metavar or METAVARS.get(s.key) or KIND_METAVARS[s.kind]
-        sections.get(s.group, parser).add_argument(s.flag, **kw)
-
-
-def _int(text):
-    try:
-        return int(text.replace("_", ""))
-    except ValueError:
-        try:
-            f = float(text)
-        except ValueError:
-            f = None
-        hint = f"; give a whole number, e.g. {int(f)}" if f is not None and f == f and abs(f) != float("inf") \
-            else "; give a whole number"
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer{hint}") from None
-
-
-def _float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if v != v or v in (float("inf"), float("-inf")):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-    return v
-
-
-def help_for(s: Setting, flags: set, show_default: bool = True) -> str:
-    """:func:`help_text` for a command that takes ``flags``: a clause about a flag the command does
-    not have ("; a --model graph: ...", which ``train`` has no --model for; "; --precision is the GPU's"
-    in ``simulate``, which has no GPU) is left out."""
-    return re.sub(r"; [^;()]*?(--[a-z][\w-]*)[^;)]*", lambda m: m.group(0) if m.group(1) in flags else "",
-                  help_text(s, show_default))
-
-
-def help_text(s: Setting, show_default: bool = True) -> str:
-    """The flag's help line: its meaning, its format, its default once (not when the help
-    already says it, nor for an unset or off default)."""
-    text, d = s.help, s.default
-    fmt = KIND_FORMATS.get(s.kind)
-    if fmt:  # the format before any "(default: ...)" the help already gives
-        fmt = "comma-separated" if isinstance(d, list) else fmt.format(example="512,512")
-        cut = text.find(" (default")
-        text = f"{text} ({fmt})" if cut < 0 else f"{text[:cut]} ({fmt}){text[cut:]}"
-    if show_default and d is not None and d is not False and "default" not in s.help:
-        shown = ",".join(map(str, d)) if isinstance(d, list) else ("on" if d is True else d)
-        text += f" (default: {shown})"
-    return text
-
-
-def values_from_args(args) -> dict:
-    """{TOML key: value} of the parsed arguments (``--set`` pairs become a dict)."""
-    out = {}
-    for s in SETTINGS:
-        if hasattr(args, s.dest):
-            v = getattr(args, s.dest)
-            out[s.key] = dict(v) if s.kind == "table" and v else v
-    return out
 
 
 def check_value(s: Setting, value, where: str = "") -> Any:
@@ -511,9 +340,6 @@ def check_value(s: Setting, value, where: str = "") -> Any:
         for v in value if isinstance(value, list) else [value]:
             check_choice(s.key, v, s.choices, where=where)
     return float(value) if s.kind == "float" else value
-
-
-Parse = Callable[[str], Any]
 
 
 def bound_text(s: Setting) -> str:
@@ -551,8 +377,97 @@ def write_reference(path="docs/reference.md") -> None:
     lines[start:end] = reference_markdown().split("\n")
     Path(path).write_text("\n".join(lines))
 
+# Experiment files: TOML, each key a setting's (FILE_KEYS), named with its line in errors.
+_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\s\"]+?)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-.\s\"]+?)\s*=")
 
-if __name__ == "__main__":  # python -m mimdsim.settings [--write]: the table of docs/reference.md
+
+def key_lines(text: str) -> dict[str, int]:
+    """Line number (1-based) of every key and table header, by full dotted path."""
+    lines, table = {}, ""
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = _HEADER.match(line)
+        if m:
+            table = ".".join(p.strip().strip('"') for p in m.group(1).split("."))
+            lines.setdefault(table, i)
+            continue
+        m = _KEY.match(line)
+        if m and not line.lstrip().startswith("#"):
+            key = ".".join(p.strip().strip('"') for p in m.group(1).split("."))
+            lines.setdefault(f"{table}.{key}" if table else key, i)
+    return lines
+
+
+def _flatten(d: dict, prefix="") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and key not in FILE_KEYS:
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
+    """Settings ``{key: value}`` (defaults filled in) and the command ('simulate' or 'compare').
+
+    ``sweep=True`` accepts (and leaves to :mod:`mimdsim.sweep`) a ``[sweep]`` table.
+    """
+    path = check_input_file(path, "experiment file", "a TOML file such as examples/finkbeiner2024_nmnist.toml")
+    with open(path, "rb") as f:
+        raw = f.read()
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}")
+    lines = key_lines(text)
+
+    def where(key):
+        line = lines.get(key) or min((n for k, n in lines.items() if k.startswith(key + ".")), default=None) \
+            or lines.get(key.rsplit(".", 1)[0], "?")
+        return f"{path}:{line}"
+    if "sweep" in data and not sweep:
+        raise ConfigError(f"{path}:{lines.get('sweep', '?')}: this file has a [sweep] table: run it with "
+                          f"`mimdsim sweep {path}`")
+    data.pop("sweep", None)
+    flat = _flatten(data)
+    values = {key: s.default for key, s in FILE_KEYS.items()}
+    for key, value in flat.items():
+        if key not in FILE_KEYS:
+            raise ConfigError(f"{where(key)}: unknown key {key!r}."
+                              + (did_you_mean(key, FILE_KEYS) or f" Valid keys: {', '.join(FILE_KEYS)}."))
+        values[key] = check_value(FILE_KEYS[key], value, where=f"{where(key)}: ")
+    from .arch.chip import CHIPS
+    for field in values["chip.set"] or {}:  # named with its file and line before anything runs
+        CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
+    from .assumptions import check as check_assumptions
+    for name, value in (values.get("assume") or {}).items():  # [assume] NAME = VALUE
+        try:
+            check_assumptions({name: value})
+        except ConfigError as e:
+            raise e.prefixed(f"{where('assume.' + name)}: [assume] ") from None
+    base = os.path.dirname(os.path.abspath(path))
+    for key in ("output.json", "output.csv", "output.plot", "output.trace"):
+        if values[key] and not os.path.isabs(values[key]):
+            values[key] = os.path.join(base, values[key])
+    values["_where"] = {key: where(key) for key in flat}
+    command = "compare" if any(k.startswith("gpu.") for k in flat) else "simulate"
+    return values, command
+
+
+def build_system(values: dict):
+    """The system the ``chip.*`` settings ``values`` describe (preset, chips, tiles and --set fields)."""
+    from .arch import system
+
+    overrides = dict(values["chip.set"] or {})
+    if values["chip.tiles"] is not None:
+        overrides["tiles"] = values["chip.tiles"]
+    return system(values["chip.preset"], chips=values["chip.chips"], **overrides)
+
+
+if __name__ == "__main__":  # python -m mimdsim.config [--write]: the table of docs/reference.md
     import sys
 
     if "--write" in sys.argv:
