@@ -243,3 +243,31 @@ def test_the_path_check_finds_paths():
     assert named_paths("a/docs/x.md, https://github.com/x/mimdsim/y") == set()
     assert named_paths("the fabric (`engine/fabric.py`), DESIGN.md") == {"engine/fabric.py", "DESIGN.md"}
     assert resolve("engine/fabric.py").exists() and not resolve("DESIGN.md").exists()
+
+
+def _declared_importers(doc: str) -> list[str]:
+    """The names after "Imported by:" in a package's docstring (up to the paragraph's end), each as a
+    dotted prefix under mimdsim ("mimdsim" itself: the package's __init__)."""
+    m = re.search(r"^Imported by: (.*?)(?:\n\n|\Z)", doc, re.S | re.M)
+    assert m, "no 'Imported by:' paragraph"
+    text = re.sub(r"\([^)]*\)", "", m.group(1).replace("\n", " "))  # drop the parenthesised remarks
+    text = text.split(";")[0]  # "...; nothing else."
+    return [n.strip(" .") for n in text.split(",") if n.strip(" .")]
+
+
+def test_every_folder_says_what_lives_there_and_who_may_import_it():
+    """Each package's docstring says what lives in it and ends with who may import it ("Imported by:");
+    every import into the package from outside it comes from one of those (the floors, as the folder
+    states them)."""
+    g, mods = import_graph(), modules()
+    packages = sorted(m for m, p in mods.items() if p.name == "__init__.py" and m != "mimdsim")
+    wrong = []
+    for pkg in packages:
+        doc = ast.get_docstring(ast.parse(mods[pkg].read_text())) or ""
+        assert len(doc.split("Imported by:")[0].strip()) > 40, f"{pkg}: say what lives here"
+        declared = ["mimdsim" if d == "mimdsim" else "mimdsim." + d for d in _declared_importers(doc)]
+        inside = lambda m: m == pkg or m.startswith(pkg + ".")  # noqa: E731
+        for a, b in g.edges:
+            if inside(b) and not inside(a) and not any(a == d or a.startswith(d + ".") for d in declared):
+                wrong.append(f"{a} imports {b}, but {pkg}'s docstring does not name it under 'Imported by:'")
+    assert not wrong, "\n".join(sorted(set(wrong)))

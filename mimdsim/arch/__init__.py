@@ -1,4 +1,8 @@
-"""Hardware specifications (chips, systems, GPUs, systolic arrays, CPUs) with presets. Knows no model."""
+"""Hardware specifications (chips, systems, GPUs, systolic arrays, CPUs) with presets. Knows no model.
+
+Imported by: assumptions, config, program, energy, gpu, poplibs, workloads, compare, sweep, training,
+validation, cli, mimdsim (the package exports the presets).
+"""
 from .chip import PRESETS, ChipSpec, SystemSpec, as_system, chip, chip_description, system
 from .cpu import CpuSpec, cpu
 from .gpu import GpuSpec, gpu, gpu_description

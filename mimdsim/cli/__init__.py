@@ -5,6 +5,8 @@ Everything a user types lands here and nowhere else: the parser (:mod:`.parser`,
 :mod:`.flags` from the settings table of :mod:`mimdsim.config`), the commands (:mod:`.commands`,
 :mod:`.train`), the execution of a run's settings (:mod:`.execute`, :mod:`.workloads`), and what is
 printed (:mod:`.output`). It is the top of the house: nothing in the package imports it.
+
+Imported by: __main__, trace_seed (its writer runs a default compare); nothing else.
 """
 from __future__ import annotations
 

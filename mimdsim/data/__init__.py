@@ -5,6 +5,8 @@
 * :func:`events` — your own ``.npz`` event files, binned to T steps (:func:`save_events` writes one).
 
 Each returns a :class:`Dataset` (train and test :class:`SpikeSet`) for :func:`mimdsim.train`.
+
+Imported by: training, cli, mimdsim (the package exports the data sets).
 """
 from .base import Dataset, MissingDependency, SpikeSet, split_indices
 from .digits import digits

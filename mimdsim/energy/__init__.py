@@ -2,6 +2,8 @@
 
 Reads a :class:`~mimdsim.report.Report`'s counts (``Report.activity``) and the hardware spec;
 every constant is in :mod:`.constants` with its source and range.
+
+Imported by: workloads (each run's report gets its energy), compare.
 """
 from .chip import chip_energy
 from .constants import CONSTANTS, Constant, constant, power_limits

@@ -1,6 +1,9 @@
 """The engine: runs any compiled program against its work source; costs through the codelet
 registry and the fabric model (``run.py``), every charge handed to one recorder (``recorder.py``).
-Knows no network, neuron or workload."""
+Knows no network, neuron or workload.
+
+Imported by: energy (its band), poplibs, workloads, compare; never by the codelets, the specs or the model.
+"""
 from .run import WorkSource, memory_summary, run_program
 
 __all__ = ["run_program", "WorkSource", "memory_summary"]

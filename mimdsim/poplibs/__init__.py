@@ -12,6 +12,7 @@ plans and lowers them, between the engine below and the workloads' programs abov
 
 May import the codelets (``mimdsim.kernels``), the hardware specs, the program IR, the compiler's
 transfers and the engine; knows no model and no workload (nothing of ``mimdsim.snn`` or
-``mimdsim.workloads``). Imported by the workloads' programs (the PopTorch program, the MLP
-program) and by the package's front door (``mimdsim.op``).
+``mimdsim.workloads``).
+
+Imported by: workloads (the PopTorch and MLP programs), cli (``mimdsim op``), mimdsim (``mimdsim.op``).
 """

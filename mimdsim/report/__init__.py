@@ -1,4 +1,7 @@
-"""Reports: one schema for MIMD chips, GPU models and systolic arrays; tables and JSON; comparisons."""
+"""Reports: one schema for MIMD chips, GPU models and systolic arrays; tables and JSON; comparisons.
+
+Imported by: engine, energy, gpu, workloads, compare, sweep, training, cli.
+"""
 from .comparison import Comparison
 from .report import KINDS, PHASES, JsonOutput, Report, empty_cycles
 

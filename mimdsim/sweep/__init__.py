@@ -1,4 +1,7 @@
-"""What-if sweeps: many design points from one file, on Dask or serially, resumable."""
+"""What-if sweeps: many design points from one file, on Dask or serially, resumable.
+
+Imported by: cli.
+"""
 from .runner import load_results, results_dataframe, run_dask, run_point, run_serial, run_sweep
 from .spec import Sweep, load_sweep, point_id, point_values
 

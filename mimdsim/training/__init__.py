@@ -2,6 +2,8 @@
 
 ``mimdsim.train`` is :func:`~mimdsim.training.loop.train`; the package is named
 ``training`` so that the function does not shadow a module of the same name.
+
+Imported by: cli, mimdsim (the package exports train).
 """
 from .checkpoint import load as load_checkpoint
 from .init import calibrate_activity

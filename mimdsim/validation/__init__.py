@@ -6,6 +6,8 @@ point as a user would run it (the same ``simulate``, ``kalman``, GPU ``estimate`
 returns model ÷ measured. Every ratio is a ratio of **times** (seconds per step, per call or per
 track): above 1 the model is slower than measured, below 1 faster. Nothing here is fitted; a
 source whose measurement decided a constant says so in its ``fitted`` note.
+
+Imported by: cli (``mimdsim validate``).
 """
 from __future__ import annotations
 

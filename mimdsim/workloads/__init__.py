@@ -1,6 +1,10 @@
 """Workloads beyond SNN training: Kalman-filter track fitting and dense networks (MLPs) on a
 MIMD chip, with GPU and CPU estimates of the same work (``reference/algorithms.md`` §4;
-docs/workloads.md)."""
+docs/workloads.md).
+
+Imported by: compare, sweep, training, validation, cli, trace_seed, mimdsim (the package exports simulate,
+compare and the other workloads).
+"""
 from .compare import WORKLOADS, WorkloadComparison, compare_kalman, compare_mlp
 from .kalman.cpu import kalman_estimate as cpu_kalman, trackr_cpu_estimate as trackr_cpu
 from .kalman.program import KalmanRun, kalman, synthetic_tracks

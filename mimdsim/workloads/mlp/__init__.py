@@ -1,1 +1,4 @@
-"""MLP inference as a workload: the AMP-unit program on the chip and the GPU kernels."""
+"""MLP inference as a workload: the AMP-unit program on the chip and the GPU kernels.
+
+Imported by: workloads (its comparison).
+"""

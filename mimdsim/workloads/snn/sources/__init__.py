@@ -7,6 +7,8 @@
 Both return the same dictionaries, which the engine hands to the same cost code. Vertex
 sets are dispatched by their ``role`` (the neuron forward and backward codelets of every
 model) or else by their codelet name.
+
+Imported by: workloads.snn (simulate and the placement search).
 """
 from __future__ import annotations
 
