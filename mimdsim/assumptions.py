@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .arch.chip import ETHERNET_100G, PCIE_GEN4_X16
 from .errors import ConfigError, Param
 from .kernels.assumed import NOTHING, Pinned  # noqa: F401 (A.NOTHING, A.Pinned: the value callers pass)
-from .validate import did_you_mean
+from .checks import did_you_mean
 
 CHIPS = ("ipu-mk1", "ipu-mk2", "bow")
 GPUS = ("v100", "a100-40gb", "a100-80gb", "h100", "h200", "rtx-3090", "rtx-4090")

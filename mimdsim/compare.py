@@ -12,7 +12,7 @@ from .arch.gpu import GpuSpec, gpu as gpu_spec
 from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
 from .errors import ConfigError, Message, OutOfDeviceMemory, Param
 from .report.comparison import Comparison
-from .validate import check_choice
+from .checks import check_choice
 from .workloads.snn.baselines.gpu import STRATEGIES, estimate
 from .workloads.snn.simulate import simulate
 from .workloads.snn.baselines.systolic import systolic_estimate

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .validate import check_choice, check_input_file, did_you_mean, is_int, is_number
+from .checks import check_choice, check_input_file, did_you_mean, is_int, is_number
 
 try:  # Python 3.11+
     import tomllib

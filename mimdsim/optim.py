@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from .kernels import optim as _k
 
-from .validate import check_number
+from .checks import check_number
 
 OPTIMIZERS = ("adam", "sgd")  # the kinds below
 

@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Lowest first. A module may import its own layer (the cycle test keeps that acyclic) or any layer
 # below; never one above. Within the SNN workload the same rule orders its roles.
 LAYERS = [
-    ("errors, validation, version", ["mimdsim.errors", "mimdsim.validate", "mimdsim.version"]),
+    ("errors, argument checks, version", ["mimdsim.errors", "mimdsim.checks", "mimdsim.version"]),
     ("codelets, hardware specs, reports, data, named assumptions",
      ["mimdsim.kernels", "mimdsim.arch", "mimdsim.report", "mimdsim.data", "mimdsim.assumptions"]),
     ("the model, the program IR, optimizers, the configuration (settings and experiment files)",

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ..report import Report, empty_cycles
-from ..validate import check_choice
+from ..checks import check_choice
 from .framework import FrameworkSpec, framework as framework_spec, synchronised_timeline
 from .model import Kernel, gemm, host_link_bytes_per_second, kernel_seconds
 from .trace import PHASES, Trace, TracedOp

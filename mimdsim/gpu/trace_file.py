@@ -14,7 +14,7 @@ compared run's). The file runs once, as a script would (``runpy.run_path``), the
 from __future__ import annotations
 
 from ..errors import ConfigError, Param
-from ..validate import check_input_file
+from ..checks import check_input_file
 
 
 def named(path) -> Param:

@@ -35,7 +35,7 @@ from ..engine.band import chip_band
 from ..engine.run import run_program
 from ..errors import ConfigError, Param, join
 from ..program import Program, ProgramMeta, Superstep, Transfer, VertexSet
-from ..validate import check_choice, check_int
+from ..checks import check_choice, check_int
 from ..kernels.poplin import BYTES
 from .linear import spread
 from .matmul import MatmulLowering

@@ -63,7 +63,7 @@ import numpy as np
 from ..kernels import surrogate as _sg
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_number
+from ..checks import check_choice, check_number
 
 MODELS = ("leaky", "synaptic", "alpha", "lapicque")
 RESETS = ("subtract", "zero", "none")

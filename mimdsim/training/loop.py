@@ -31,7 +31,7 @@ from ..optim import SGD, Adam
 from ..report import JsonOutput
 from ..workloads.snn.simulate import simulate
 from ..snn import Network
-from ..validate import check_choice, check_int, check_number
+from ..checks import check_choice, check_int, check_number
 from . import checkpoint as ckpt
 from ..report.progress import Progress, wanted
 

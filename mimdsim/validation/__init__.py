@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, Param
-from ..validate import did_you_mean
+from ..checks import did_you_mean
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 

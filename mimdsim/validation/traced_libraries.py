@@ -106,7 +106,7 @@ def benchmark_step(program: str, n: int, timesteps: int = 500, batch_size: int =
     from torch import nn
 
     from ..gpu.trace import booked_to
-    from ..validate import check_choice
+    from ..checks import check_choice
 
     check_choice("program", program, tuple(PROGRAMS))
     import_library(program)

@@ -27,7 +27,7 @@ from ...kernels import kalman as kk
 
 from ...arch.cpu import CpuSpec, cpu
 from ...report import Report, empty_cycles
-from ...validate import check_int
+from ...checks import check_int
 from .program import check_variant
 
 CPU_KINDS = ("compute", "memory", "launch")

@@ -20,7 +20,7 @@ from ...kernels import kalman as kk
 from ...arch.gpu import GpuSpec, gpu as gpu_spec
 from ...gpu.model import Kernel, workload_estimate
 from ...report import Report
-from ...validate import check_choice
+from ...checks import check_choice
 from .program import check_variant
 
 KALMAN_STRATEGIES = ("fused", "per-op")

@@ -47,7 +47,7 @@ from ...errors import ConfigError, OutOfTileMemory, Param
 from ...program import Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
-from ...validate import check_choice, check_int, check_number, check_positive_array
+from ...checks import check_choice, check_int, check_number, check_positive_array
 
 SCHEDULES = ("published", "fused", "per-op")
 HIT_FLOATS = 2  # (x, y) per plane

@@ -30,7 +30,7 @@ from ...errors import ConfigError, OutOfTileMemory
 from ...program import HOST, Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
-from ...validate import check_choice, check_int
+from ...checks import check_choice, check_int
 
 DEFAULT_SIZES = (1800, 128, 128, 1)
 BYTES = {"fp32": 4, "fp16": 2}

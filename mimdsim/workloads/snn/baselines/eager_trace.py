@@ -37,7 +37,7 @@ def versions() -> dict | None:
 
 def source(requested: str | None = None) -> str:
     """The eager op stream's source: ``requested`` ("trace" or "census"), or "trace" where it can run."""
-    from ....validate import check_choice
+    from ....checks import check_choice
 
     if requested is None:
         return "trace" if versions() is not None else "census"
