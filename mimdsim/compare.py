@@ -13,7 +13,7 @@ from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_w
 from .errors import ConfigError, Message, OutOfDeviceMemory, Param
 from .report.comparison import Comparison
 from .checks import check_choice
-from .workloads.snn.baselines.gpu import STRATEGIES, estimate
+from .workloads.snn.baselines.gpu_kernels import STRATEGIES, estimate
 from .workloads.snn.simulate import simulate
 from .workloads.snn.baselines.systolic import systolic_estimate
 

@@ -56,7 +56,7 @@ class Setting:
 
 FILE_COMMANDS = ("simulate", "compare")
 TRAIN = ("train",)
-GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.baselines.gpu.STRATEGIES (a test keeps them equal)
+GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.baselines.gpu_kernels.STRATEGIES (a test keeps them equal)
 DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 

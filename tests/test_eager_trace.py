@@ -6,7 +6,7 @@ import mimdsim
 from mimdsim.errors import ConfigError
 from mimdsim.snn.zoo import ZOO
 from mimdsim.workloads.snn.baselines import eager, eager_trace
-from mimdsim.workloads.snn.baselines.gpu import estimate
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("snntorch")

@@ -9,7 +9,7 @@ from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
 from mimdsim.gpu.model import HOST_LINK, PCIE_GEN4_X16
-from mimdsim.workloads.kalman.gpu import kalman_estimate, kalman_kernels
+from mimdsim.workloads.kalman.gpu_kernels import kalman_estimate, kalman_kernels
 from mimdsim.workloads import compare_kalman, cpu, cpu_kalman
 
 A100 = gpu("a100-40gb")

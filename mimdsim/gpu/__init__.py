@@ -1,5 +1,5 @@
 """The GPU and systolic-array cost models: kernels (or GEMMs) costed on a device spec. They know
-no MIMD chip and no workload; each workload brings its kernel list (``mimdsim/workloads/*/gpu.py``)."""
+no MIMD chip and no workload; each workload brings its kernel list (``mimdsim/workloads/*/gpu_kernels.py``)."""
 from .model import Kernel, kernel_seconds, workload_estimate
 from .systolic import gemm_utilization, systolic_gemm_cycles
 # The hardware specs (mimdsim.arch), re-exported; imported last so that the name systolic is the

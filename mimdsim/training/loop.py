@@ -184,7 +184,7 @@ class _GpuTimer:
     with each step's measured activity."""
 
     def __init__(self, net, gpu, strategy, precision, optimizer_kind, T, B):
-        from ..workloads.snn.baselines.gpu import estimate
+        from ..workloads.snn.baselines.gpu_kernels import estimate
 
         self.estimate, self.net, self.gpu, self.strategy = estimate, net, gpu, strategy
         self.precision, self.kind, self.T, self.B = precision, optimizer_kind, T, B
