@@ -4,7 +4,7 @@ import json
 import pytest
 
 import mimdsim
-from mimdsim.kernels import kalman as kk
+from mimdsim.kernels.mimdsim_kalman import track_fit as kk
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds

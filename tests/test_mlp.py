@@ -7,7 +7,7 @@ import pytest
 
 import mimdsim
 from mimdsim.kernels import CODELETS
-from mimdsim.kernels import amp, poplin
+from mimdsim.kernels.poplin import amp_layer as amp, matmul as poplin
 from mimdsim.kernels.tile import Tile
 from mimdsim import ConfigError
 from mimdsim.cli import main

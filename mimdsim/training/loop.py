@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels import loss as loss_k
+from ..kernels.mimdsim_snn import loss as loss_k
 
 from ..arch import as_system
 from ..errors import ConfigError, OutOfDeviceMemory, Param, UnsupportedModel
