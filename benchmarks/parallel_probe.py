@@ -4,7 +4,7 @@ threads over the six per-worker copies (disjoint, so exact), on layer 1's sizes.
     python benchmarks/parallel_probe.py [--repeats 3]
 
 100 timesteps of B = 48 samples with 12 input spikes each into copies [6, 2312, 978] (float32):
-``kernels.bptt.weight_grad`` (serial, updates in (copy, row) order) against a ``prange`` over the
+``kernels.mimdsim_snn.bptt.weight_grad`` (serial, updates in (copy, row) order) against a ``prange`` over the
 copies, measured alternately in the same process; both must give identical copies.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from mimdsim.kernels.bptt import weight_grad
+from mimdsim.kernels.mimdsim_snn.bptt import weight_grad
 
 
 @njit(parallel=True, cache=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from mimdsim.workloads.mlp.gpu import mlp_estimate
+from mimdsim.workloads.mlp.gpu_kernels import mlp_estimate
 from mimdsim.workloads import mlp
 from mimdsim.workloads.mlp.program import DEFAULT_SIZES
 

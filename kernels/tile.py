@@ -233,7 +233,7 @@ def _max_last(x):
 #  * WORKER_VERTEX_OVERHEAD: the rest of a worker vertex's entry and exit (load the vertex
 #    state base, set up, ``exitz``); same function: "+ 7; // remaining vertex overhead". Added
 #    by codelets whose own count does not already include it (the compiled C++ vertices of
-#    kernels/graphcore_snn.py); poplibs' worker estimators include their entry code.
+#    kernels/graphcore_snn/vertices.py); poplibs' worker estimators include their entry code.
 VERTEX_RUN_INSTRUCTIONS = 2
 WORKER_VERTEX_OVERHEAD = 7
 

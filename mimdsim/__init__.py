@@ -13,8 +13,8 @@ from .arch import GpuSpec, SystolicSpec, systolic
 from .arch import gpu as gpu_spec
 from .optim import SGD, Adam
 from .poplibs.ops import op
-from .workloads.snn.baselines.gpu import estimate as gpu_estimate
-from .gpu.trace import Trace, trace_torch
+from .workloads.snn.baselines.gpu_kernels import estimate as gpu_estimate
+from .gpu.torch_trace import Trace, trace_torch
 from .gpu.trace_cost import estimate_trace as gpu_estimate_trace
 from .workloads.snn.simulate import Run, simulate
 from . import workloads  # the subpackage: mimdsim.workloads.kalman(...), .mlp(...)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .arch.chip import ETHERNET_100G, PCIE_GEN4_X16
 from .errors import ConfigError, Param
 from .kernels.assumed import NOTHING, Pinned  # noqa: F401 (A.NOTHING, A.Pinned: the value callers pass)
-from .validate import did_you_mean
+from .checks import did_you_mean
 
 CHIPS = ("ipu-mk1", "ipu-mk2", "bow")
 GPUS = ("v100", "a100-40gb", "a100-80gb", "h100", "h200", "rtx-3090", "rtx-4090")
@@ -137,7 +137,7 @@ _add("host_wait_s", 92e-6, 42e-6, 129e-6, "s", "host.host_wait_s", CHIPS,
 _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per listed id",
      "codelet.surrogate_arithmetic_instructions", CHIPS,
      "the published B4 vertex's surrogate 1 / std::pow(beta|x| + 1, 2) in soft-float double (std::pow(float, int) "
-     "is a double call; kernels/graphcore_snn.py SOFT_F64_*): compiler-rt's generic C path lengths for normal "
+     "is a double call; kernels/graphcore_snn/vertices.py SOFT_F64_*): compiler-rt's generic C path lengths for normal "
      "operands on a 32-bit core, __extendsfdf2 15-30, __muldf3 60-200 (with or without a 32x32 -> high-word "
      "multiply), __divdf3 150-550 (divdf3.c's Newton-Raphson iterations), __truncdfsf2 25-50: low and high are the "
      "sums of the low and high ends, the value of the mid-range figures (20 + 130 + 320 + 35); 4 = the float path "
@@ -145,11 +145,11 @@ _add("surrogate_arithmetic_instructions", 505, 250, 830, "instructions per liste
 _add("compiled_coissue_fraction", 1, 0, 1, "of pairable float instructions",
      "codelet.compiled_coissue_fraction", CHIPS,
      "share of a compiled C++ vertex's float (aux) instructions that popc bundles with a non-branch main-pipeline "
-     "instruction of the same loop body (kernels/graphcore_snn.py PAIRABLE, rule C1): popc co-issues by default for "
+     "instruction of the same loop body (kernels/graphcore_snn/vertices.py PAIRABLE, rule C1): popc co-issues by default for "
      "worker code (graphcore/llvm-project-fork llvm/lib/Target/Colossus ColossusCoissuePass.cpp, "
      "'colossus-coissue' cl::init(true); lit test coissue.ll: '-colossus-coissue is enabled by default', "
      "axpy_twice's 6 operations in 4 bundles) with a scheduler that interleaves the two pipelines and the "
-     "MachinePipeliner overlapping iterations, and TRACKR's counts (kernels/trackr.py) co-issue every load with an "
+     "MachinePipeliner overlapping iterations, and TRACKR's counts (kernels/trackr/kalman_filter.py) co-issue every load with an "
      "FP instruction: value 1; low 0, the count with no bundle at all (rule C1 before issue 25), for dependences "
      "and alias barriers the compiler does not break", domain=(0, 1),
      codelets=("gsnn.state_update", "gsnn.dense_spikes", "gsnn.state_out_grad", "gsnn.weights_grad",

@@ -12,8 +12,8 @@ from .arch.gpu import GpuSpec, gpu as gpu_spec
 from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
 from .errors import ConfigError, Message, OutOfDeviceMemory, Param
 from .report.comparison import Comparison
-from .validate import check_choice
-from .workloads.snn.baselines.gpu import STRATEGIES, estimate
+from .checks import check_choice
+from .workloads.snn.baselines.gpu_kernels import STRATEGIES, estimate
 from .workloads.snn.simulate import simulate
 from .workloads.snn.baselines.systolic import systolic_estimate
 
@@ -33,7 +33,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     ``refused`` with the reason instead of a report. ``assume`` pins named assumptions of the chip and
     the GPU; every other one moves over its range in each column's band and the speedup's
     (``Comparison.speedup_band``). ``gpu_trace`` (a Python file defining ``step()``
-    or ``make_step()``, or a :class:`~mimdsim.gpu.trace.Trace`) adds column ``"trace"``: that
+    or ``make_step()``, or a :class:`~mimdsim.gpu.torch_trace.Trace`) adds column ``"trace"``: that
     PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`), as PyTorch eager runs it
     or, ``gpu_trace_mode="reduce-overhead"``, as ``torch.compile(mode="reduce-overhead")`` does
     (:mod:`mimdsim.gpu.trace_compile`).
@@ -86,7 +86,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
                                              others[s].seconds_per_step, others[s].placement.get("framework"))
     if gpu_trace is not None:
         from .energy import gpu_energy, kernel_activity
-        from .gpu.trace import Trace
+        from .gpu.torch_trace import Trace
         from .gpu.trace_cost import costed_trace
         from .gpu.trace_file import trace_file
 

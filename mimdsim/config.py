@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .validate import check_choice, check_input_file, did_you_mean, is_int, is_number
+from .checks import check_choice, check_input_file, did_you_mean, is_int, is_number
 
 try:  # Python 3.11+
     import tomllib
@@ -56,7 +56,7 @@ class Setting:
 
 FILE_COMMANDS = ("simulate", "compare")
 TRAIN = ("train",)
-GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.baselines.gpu.STRATEGIES (a test keeps them equal)
+GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.baselines.gpu_kernels.STRATEGIES (a test keeps them equal)
 DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 

@@ -1,4 +1,4 @@
-"""Optimizers: hold their state and apply the ``kernels.optim`` updates to ``net.weights``.
+"""Optimizers: hold their state and apply the ``kernels.mimdsim_snn.optim`` updates to ``net.weights``.
 
 Pass one to :func:`mimdsim.simulate` to train: the update phase is then both costed
 with that optimizer's codelet and applied to the weights.
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .kernels import optim as _k
+from .kernels.mimdsim_snn import optim as _k
 
-from .validate import check_number
+from .checks import check_number
 
 OPTIMIZERS = ("adam", "sgd")  # the kinds below
 

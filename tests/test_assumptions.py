@@ -15,7 +15,7 @@ from mimdsim.compare import compare
 from mimdsim.engine.band import Recoster
 from mimdsim.engine.run import run_program
 from mimdsim.errors import ConfigError
-from mimdsim.kernels import graphcore_snn
+from mimdsim.kernels.graphcore_snn import vertices as graphcore_snn
 from mimdsim.poplibs.ops import _OneGroup
 from mimdsim.program import Launch, Program, ProgramMeta, Superstep
 from mimdsim.snn import Network

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 import mimdsim
 from mimdsim.kernels import CODELETS, Tile
-from mimdsim.kernels.bptt import input_grad_cycles, surrogate_scatter_cycles, weight_grad_cycles
+from mimdsim.kernels.mimdsim_snn.bptt import input_grad_cycles, surrogate_scatter_cycles, weight_grad_cycles
 from mimdsim.kernels.codelet import VERTEX_STATE_BYTES
-from mimdsim.kernels.lif import lif_forward_cycles
-from mimdsim.kernels.loss import count_cycles, loss_cycles
-from mimdsim.kernels.optim import optimizer_cycles
-from mimdsim.kernels.reduce import grad_copies_cycles, partial_reduce_cycles
-from mimdsim.kernels.spikes import spike_combine_cycles, spike_scan_cycles
+from mimdsim.kernels.mimdsim_snn.lif import lif_forward_cycles
+from mimdsim.kernels.mimdsim_snn.loss import count_cycles, loss_cycles
+from mimdsim.kernels.mimdsim_snn.optim import optimizer_cycles
+from mimdsim.kernels.mimdsim_snn.reduce import grad_copies_cycles, partial_reduce_cycles
+from mimdsim.kernels.mimdsim_snn.spikes import spike_combine_cycles, spike_scan_cycles
 from mimdsim.kernels.tile import barrel_cycles, deal_jobs, per_worker, worker_of_sample
 
 TILE = Tile()  # workers=6, simd=2, load_bytes=8, vertex_launch_cycles=11

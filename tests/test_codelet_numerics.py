@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from mimdsim.kernels import bptt, lif, loss, reduce, spikes, surrogate
-from mimdsim.kernels.optim import adam_step, sgd_step
+from mimdsim.kernels.mimdsim_snn import bptt, lif, loss, reduce, spikes, surrogate
+from mimdsim.kernels.mimdsim_snn.optim import adam_step, sgd_step
 from mimdsim.kernels.tile import worker_of_sample
 
 
@@ -169,7 +169,7 @@ def test_optimizer_steps():
 
 
 def test_kernels_name_the_valid_choices():
-    from mimdsim.kernels import kalman as kk
+    from mimdsim.kernels.mimdsim_kalman import track_fit as kk
     with pytest.raises(ValueError, match=r"variant='vector' is not one of 'scalar', 'vectorised'"):
         kk.check_variant("vector")
     with pytest.raises(ValueError, match=r"covariance='pertrack' is not one of 'shared', 'per-track'"):

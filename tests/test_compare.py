@@ -9,7 +9,7 @@ import pytest
 import mimdsim
 from mimdsim.cli import main
 from mimdsim.gpu import systolic_gemm_cycles
-from mimdsim.workloads.snn.baselines.gpu import estimate as gpu_estimate
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate as gpu_estimate
 from mimdsim.workloads.snn.baselines.systolic import systolic_estimate
 
 

@@ -79,7 +79,7 @@ def test_memory_plan_by_hand():
 
 def test_activity_l1_costs_one_add_per_listed_hidden_id():
     """Readout(activity_l1) adds ACTIVITY_L1_OWN per listed id to hidden layers' backward only."""
-    from mimdsim.kernels.bptt import ACTIVITY_L1_OWN, SCATTER_OWN_PER_ID
+    from mimdsim.kernels.mimdsim_snn.bptt import ACTIVITY_L1_OWN, SCATTER_OWN_PER_ID
     chip = mimdsim.chip("ipu-mk2", tiles=64)
     plain = mimdsim.Network.feedforward([32, 48, 48, 10], max_activity=0.1)
     l1 = mimdsim.Network.feedforward([32, 48, 48, 10], max_activity=0.1)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mimdsim
-from mimdsim.kernels import dense_snn
+from mimdsim.kernels.mimdsim_snn import dense_snn
 from mimdsim.kernels.tile import Tile
 from mimdsim.errors import ConfigError
 from mimdsim.snn import NeuronSpec

@@ -6,7 +6,7 @@ import mimdsim
 from mimdsim.errors import ConfigError
 from mimdsim.snn.zoo import ZOO
 from mimdsim.workloads.snn.baselines import eager, eager_trace
-from mimdsim.workloads.snn.baselines.gpu import estimate
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("snntorch")
@@ -57,7 +57,7 @@ def test_compare_names_the_traced_versions_and_the_census_is_the_fallback(monkey
 
 
 def test_a_trace_is_cached_per_shape_on_disk(monkeypatch, tmp_path):
-    import mimdsim.gpu.trace as trace_mod
+    import mimdsim.gpu.torch_trace as trace_mod
 
     monkeypatch.setenv("MIMDSIM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(eager_trace, "_MEMORY", {})

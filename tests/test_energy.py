@@ -13,7 +13,7 @@ from mimdsim.energy import CONSTANTS, constant, gemm_sram_bytes, gpu_energy, ker
 from mimdsim.engine.fabric import traffic
 from mimdsim.gpu.model import gemm, workload_estimate
 from mimdsim.program import Transfer
-from mimdsim.workloads.snn.baselines.gpu import estimate
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate
 from mimdsim.workloads.snn.baselines.systolic import systolic_estimate
 from mimdsim.workloads.snn.study import multi_layer
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import mimdsim
-from mimdsim.kernels.optim import sgd_cycles
-from mimdsim.kernels.reduce import grad_copies_cycles
+from mimdsim.kernels.mimdsim_snn.optim import sgd_cycles
+from mimdsim.kernels.mimdsim_snn.reduce import grad_copies_cycles
 from mimdsim.kernels.tile import Tile
 from mimdsim.compiler.transfers import host_stream, point_to_point
 from mimdsim.engine import memory_summary, run_program

@@ -5,7 +5,7 @@ import pytest
 
 import mimdsim
 from mimdsim.workloads.snn.baselines import eager
-from mimdsim.workloads.snn.baselines.gpu import estimate
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate
 
 torch = pytest.importorskip("torch")
 snn = pytest.importorskip("snntorch")
@@ -101,7 +101,7 @@ def test_compiled_kernel_list_of_one_leaky_layer_by_hand():
     surrogate/carry kernel and the weight-gradient GEMM (beta = 1 accumulation) backward; the
     input-gradient GEMM only past the first layer (graphcore_snn train_gpu, as counted in
     docs/as-built/gpu_frameworks.md §3.2)."""
-    from mimdsim.workloads.snn.baselines.gpu import training_step_kernels
+    from mimdsim.workloads.snn.baselines.gpu_kernels import training_step_kernels
     ks = {k.name: k for k in training_step_kernels([50, 40, 10], 7, 4, strategy="compiled", e=4)}
     assert ks["L1.fwd_gemm"].count == 7 and ks["L1.fwd_gemm"].dims == (4, 40, 50)
     assert ks["L1.fwd_neuron"].count == 7 and ks["L1.fwd_neuron"].kind == "vector"

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 import mimdsim
 from mimdsim.errors import ConfigError, OutOfDeviceMemory
 from mimdsim.gpu import Kernel, gpu, kernel_seconds
-from mimdsim.workloads.snn.baselines.gpu import estimate, training_step_kernels
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate, training_step_kernels
 
 A100 = gpu("a100-40gb")
 
@@ -163,7 +163,7 @@ def test_report_schema_matches_mimd():
 
 
 def test_neuron_models_and_recurrence_on_the_gpu():
-    from mimdsim.workloads.snn.baselines.gpu import training_step_kernels
+    from mimdsim.workloads.snn.baselines.gpu_kernels import training_step_kernels
     from mimdsim.snn.neurons import NeuronSpec
 
     def net(model, rec="none", **kw):

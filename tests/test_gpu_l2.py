@@ -7,7 +7,7 @@ import pytest
 import mimdsim
 from mimdsim.arch.gpu import MiB, gpu
 from mimdsim.gpu.model import kernel_seconds, l2_resident, weight_gemm
-from mimdsim.workloads.snn.baselines.gpu import estimate, training_step_kernels
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate, training_step_kernels
 
 
 def test_4096_squared_fp32_weights_fit_an_rtx_4090_l2_not_an_a100():

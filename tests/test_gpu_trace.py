@@ -1,4 +1,4 @@
-"""A PyTorch training step traced (mimdsim/gpu/trace.py) and costed (mimdsim/gpu/trace_cost.py): the op
+"""A PyTorch training step traced (mimdsim/gpu/torch_trace.py) and costed (mimdsim/gpu/trace_cost.py): the op
 stream against a dispatch mode counting live and against the hand census of snnTorch 1.0
 (mimdsim/workloads/snn/baselines/eager.py), host syncs per step, and the cost of a tiny trace by hand."""
 import sys

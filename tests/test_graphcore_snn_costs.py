@@ -1,5 +1,5 @@
-"""The published sparse-BPTT op's vertices (kernels/graphcore_snn.py) and the poplibs programs it
-calls (kernels/poplibs.py) against cycle counts worked out by hand.
+"""The published sparse-BPTT op's vertices (kernels/graphcore_snn/vertices.py) and the poplibs programs it
+calls (kernels/popops/vertices.py) against cycle counts worked out by hand.
 
 Every expectation is a literal arithmetic expression from the named constants' values (the
 tests never call the estimator's own formula). Default tile: 6 workers, 11 launch cycles;
@@ -43,7 +43,7 @@ import numpy as np
 import pytest
 
 from mimdsim.kernels import CODELETS, Tile
-from mimdsim.kernels import graphcore_snn as G
+from mimdsim.kernels.graphcore_snn import vertices as G
 from mimdsim.kernels.assumed import Pinned
 from mimdsim.kernels.tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, deal_vertices, multi_vertex_cycles
 
@@ -537,7 +537,7 @@ def test_deal_jobs_compiled_maxima_equal_numpy_route_bit_for_bit():
 
 def test_on_tile_copy_costs_a_one_slice_dynamic_slice_and_has_a_footprint():
     """popops.copy (B5's Copy of dL/dU, on the tile): the bytes a DynamicSlice vertex moves for one slice."""
-    from mimdsim.kernels import poplibs
+    from mimdsim.kernels.popops import vertices as poplibs
     tile = Tile()
     e, r = np.array([96, 32]), np.array([48, 1])
     np.testing.assert_array_equal(poplibs.copy_cycles(e, r, np.array([4, 4]), tile),
@@ -567,7 +567,7 @@ def test_scan_hits_equals_the_flag_counts():
     including workers that stop at their cap."""
     from types import SimpleNamespace
 
-    from mimdsim.kernels.graphcore_snn import scan_hits
+    from mimdsim.kernels.graphcore_snn.vertices import scan_hits
     from mimdsim.workloads.snn.sources import scan_work_from_flags
     rng = np.random.default_rng(1)
     B, n = 7, 61
@@ -588,7 +588,7 @@ def test_scan_hits_equals_the_flag_counts():
 def test_reduce_stage1_instructions_by_hand():
     """B9's stage-1 vertex as its docstring counts it: eight inputs take the SIMD vertex, others the
     generic loop (two inputs per float2 step, one left over); an inactive slot pays its setup only."""
-    from mimdsim.kernels.graphcore_snn import reduce_stage1_instructions
+    from mimdsim.kernels.graphcore_snn.vertices import reduce_stage1_instructions
     assert reduce_stage1_instructions(8, 1, UNBUNDLED) == 8 + 9
     assert reduce_stage1_instructions(5, 1, UNBUNDLED) == 10 + 5 + 2 * 3 + 1 * 2
     assert reduce_stage1_instructions(5, 0, UNBUNDLED) == 10

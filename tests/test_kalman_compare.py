@@ -4,12 +4,12 @@ import json
 import pytest
 
 import mimdsim
-from mimdsim.kernels import kalman as kk
+from mimdsim.kernels.mimdsim_kalman import track_fit as kk
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
 from mimdsim.gpu.model import HOST_LINK, PCIE_GEN4_X16
-from mimdsim.workloads.kalman.gpu import kalman_estimate, kalman_kernels
+from mimdsim.workloads.kalman.gpu_kernels import kalman_estimate, kalman_kernels
 from mimdsim.workloads import compare_kalman, cpu, cpu_kalman
 
 A100 = gpu("a100-40gb")

@@ -1,6 +1,6 @@
 """Kalman codelet: instruction counts, cycle estimators and memory footprint against hand-worked
 numbers. Every expectation is a literal expression from the instruction sequences documented in
-``kernels/kalman.py`` / docs/workloads.md and the barrel model
+``kernels/mimdsim_kalman/track_fit.py`` / docs/workloads.md and the barrel model
 ``cycles = workers * max worker instructions + vertex_launch_cycles`` (6 workers, 11 launch),
 never the estimator's own formula.
 """
@@ -9,7 +9,7 @@ import pytest
 
 import mimdsim
 from mimdsim.kernels import CODELETS, Tile
-from mimdsim.kernels import kalman as kk
+from mimdsim.kernels.mimdsim_kalman import track_fit as kk
 
 TILE = Tile()
 

@@ -1,6 +1,6 @@
 """The Kalman codelet's fitted states and covariances against an independent NumPy Kalman filter.
 
-The reference below shares no code with ``kernels/kalman.py``: it is the *information* form of
+The reference below shares no code with ``kernels/mimdsim_kalman/track_fit.py``: it is the *information* form of
 the filter (TRACKR's and IPU4HEP's formulation, ``C_f = (C_p^-1 + H^T G H)^-1``) written with
 explicit 4x4 matrices, while the codelet uses the gain form ``K = C H^T S^-1``; both feed the
 same Rauch-Tung-Striebel smoother equations. In float64 they agree to rounding (1e-9
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mimdsim
-from mimdsim.kernels.kalman import kalman_fit
+from mimdsim.kernels.mimdsim_kalman.track_fit import kalman_fit
 from mimdsim.workloads import kalman, synthetic_tracks
 
 PRIOR = (1.0, np.pi)

@@ -1,4 +1,4 @@
-"""TRACKR's Kalman codelet as built (kernels/trackr.py) and its program and CPU reference.
+"""TRACKR's Kalman codelet as built (kernels/trackr/kalman_filter.py) and its program and CPU reference.
 
 The hand counts below are made from the source text of ``src/KalmanFilterCodelet.cpp``
 (lohedges/trackr; V_e for the vectorised build, V_b @0e1f12e for the scalar one), one line of
@@ -12,8 +12,8 @@ import pytest
 
 import mimdsim
 from mimdsim.kernels import CODELETS, Tile
-from mimdsim.kernels import trackr as tk
-from mimdsim.kernels.poplibs import copy_cycles
+from mimdsim.kernels.trackr import kalman_filter as tk
+from mimdsim.kernels.popops.vertices import copy_cycles
 from mimdsim.errors import ConfigError
 from mimdsim.workloads import kalman, trackr_cpu
 from mimdsim.workloads.kalman import cpu as kcpu

@@ -9,7 +9,7 @@ from mimdsim.gpu.framework import FRAMEWORKS
 from mimdsim.gpu.model import kernel_seconds
 from mimdsim.validation import library_rows, load
 from mimdsim.workloads.snn.baselines import libraries
-from mimdsim.workloads.snn.baselines.gpu import STRATEGIES
+from mimdsim.workloads.snn.baselines.gpu_kernels import STRATEGIES
 from mimdsim import config
 
 N, T, B, E = 4, 3, 2, 4  # 6 rows, 24 values per sequence

@@ -7,13 +7,13 @@ import pytest
 
 import mimdsim
 from mimdsim.kernels import CODELETS
-from mimdsim.kernels import amp, poplin
+from mimdsim.kernels.poplin import amp_layer as amp, matmul as poplin
 from mimdsim.kernels.tile import Tile
 from mimdsim import ConfigError
 from mimdsim.cli import main
 from mimdsim.gpu import gpu, kernel_seconds
 from mimdsim.gpu.model import PCIE_GEN4_X16
-from mimdsim.workloads.mlp.gpu import mlp_estimate, mlp_kernels
+from mimdsim.workloads.mlp.gpu_kernels import mlp_estimate, mlp_kernels
 from mimdsim.workloads import compare_mlp, mlp
 from mimdsim.workloads.mlp.program import DEFAULT_SIZES, layer_input_transfer, plan_layer
 

@@ -181,7 +181,7 @@ def test_surrogate_derivative_equals_snntorch_backward(name):
     mine = Surrogate(name)(x.detach().numpy())  # snnTorch's defaults
     np.testing.assert_allclose(mine, g.numpy(), rtol=1e-12, atol=1e-300)
     # and the numba kernel the codelets use
-    from mimdsim.kernels import surrogate as ks
+    from mimdsim.kernels.mimdsim_snn import surrogate as ks
     kind, p1, p2 = Surrogate(name).code()
     np.testing.assert_allclose([ks.sg(v, kind, p1, p2) for v in x.detach().numpy()[::50]], mine[::50], rtol=1e-12)
 

@@ -112,7 +112,7 @@ def test_cli_op(tmp_path, capsys):
 # ---- poplin's planner: serial splits, the reduction counted, the memory rule (issue 24)
 import numpy as np  # noqa: E402
 from mimdsim.arch import as_system as _as_system  # noqa: E402
-from mimdsim.kernels.poplin import conv_reduce_cycles, reduce_stage_depths  # noqa: E402
+from mimdsim.kernels.poplin.matmul import conv_reduce_cycles, reduce_stage_depths  # noqa: E402
 from mimdsim.poplibs.matmul_plan import AVAILABLE_MEMORY_PROPORTION  # noqa: E402
 
 

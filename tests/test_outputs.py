@@ -8,7 +8,7 @@ import pytest
 
 import mimdsim
 from mimdsim.cli import main
-from mimdsim.report.trace import build_trace
+from mimdsim.report.perfetto import build_trace
 
 pytest.importorskip("matplotlib")
 

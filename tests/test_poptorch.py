@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mimdsim
-from mimdsim.kernels.poplin import amp_matmul_cycles, conv_units
+from mimdsim.kernels.poplin.matmul import amp_matmul_cycles, conv_units
 from mimdsim.kernels.tile import Tile
 from mimdsim.errors import ConfigError
 from mimdsim.snn.zoo import ZOO
@@ -319,8 +319,8 @@ def test_all_to_all_recurrence_copies_v_into_both_calls():
 
 
 def test_amp_matmul_numerics_and_neuron_map_cost_by_hand():
-    from mimdsim.kernels.poplin import amp_matmul
-    from mimdsim.kernels.popops_map import neuron_map_cycles
+    from mimdsim.kernels.poplin.matmul import amp_matmul
+    from mimdsim.kernels.popops.neuron_map import neuron_map_cycles
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 3)).astype(np.float32)
     # fp16 inputs, fp32 accumulation: the product of the rounded operands
@@ -439,7 +439,7 @@ def test_linear_bias_as_poptorch_builds_it():
     chunks of 2 rows (768 tiles); then 1000 outputs on 250 tiles, 4 each, of 64 partials, split
     between the 6 workers (11 rows each) and combined in a second on-tile stage (6 partials)."""
     from mimdsim.engine.run import run_program
-    from mimdsim.kernels.poplibs import binary_op_cycles, reduce_cycles
+    from mimdsim.kernels.popops.vertices import binary_op_cycles, reduce_cycles
     from mimdsim.poplibs.reduce import reduce_first_dim_stages
 
     assert reduce_first_dim_stages(128, 1000, 1472) == [(84, 2), (1000, 64)]

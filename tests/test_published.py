@@ -156,9 +156,9 @@ def test_published_inference_drops_the_backward_and_keeps_the_output_record():
 
 @pytest.mark.parametrize("max_activity", [0.05, 0.8], ids=["caps-never-bind", "tile-cap-binds"])
 def test_published_lists_are_the_ops_lists(max_activity):
-    """The source's lists equal the op's algorithm (kernels.graphcore_snn.spike_generation), also
+    """The source's lists equal the op's algorithm (kernels.graphcore_snn.vertices.spike_generation), also
     when a spread tile's cap (Kc = ceil(n / spread) < K) cuts a nearly saturated list."""
-    from mimdsim.kernels.graphcore_snn import spike_generation
+    from mimdsim.kernels.graphcore_snn.vertices import spike_generation
     net = mimdsim.Network.feedforward([50, 512, 10], max_activity=max_activity, weight_scale=30.0, seed=1)
     net.weights[0][:] = np.abs(net.weights[0])  # excitatory: nearly every neuron fires (a saturated list)
     rng = np.random.default_rng(2)

@@ -367,8 +367,8 @@ def test_execution_loops_whole_or_per_iteration_give_the_same_step():
 
 
 def test_reduce_partials_sums_as_numpy_does():
-    from mimdsim.kernels import reduce
-    from mimdsim.kernels.layer_loops import pairwise_sum, reduce_partials, reducible
+    from mimdsim.kernels.mimdsim_snn import reduce
+    from mimdsim.kernels.mimdsim_snn.layer_loops import pairwise_sum, reduce_partials, reducible
     rng = np.random.default_rng(0)
     for tiles, starts in [(489, np.arange(0, 489, 24)), (5, np.array([0])), (7, np.array([0, 1, 2, 4])),
                           (300, np.array([0, 129, 137, 138, 200])), (128, np.arange(128))]:
@@ -387,9 +387,9 @@ def test_reduce_partials_sums_as_numpy_does():
 
 
 def test_scan_lists_equals_the_list_builder_and_the_scan_count():
-    from mimdsim.kernels import spikes
-    from mimdsim.kernels.graphcore_snn import scan_hits
-    from mimdsim.kernels.layer_loops import scan_lists
+    from mimdsim.kernels.mimdsim_snn import spikes
+    from mimdsim.kernels.graphcore_snn.vertices import scan_hits
+    from mimdsim.kernels.mimdsim_snn.layer_loops import scan_lists
     rng = np.random.default_rng(5)
     B, n = 5, 203
     bounds = np.array([0, 30, 31, 100, 150, 203])
@@ -416,8 +416,8 @@ def test_scan_lists_equals_the_list_builder_and_the_scan_count():
 
 
 def test_weight_grad_reduced_equals_the_per_worker_copies_summed():
-    from mimdsim.kernels import bptt, reduce
-    from mimdsim.kernels.layer_loops import weight_grad_reduced
+    from mimdsim.kernels.mimdsim_snn import bptt, reduce
+    from mimdsim.kernels.mimdsim_snn.layer_loops import weight_grad_reduced
     rng = np.random.default_rng(9)
     T_, B_, rows, n, K = 7, 9, 12, 10, 4
     workers = 6
@@ -438,8 +438,8 @@ def test_weight_grad_reduced_equals_the_per_worker_copies_summed():
 
 
 def test_leaky_update_in_place_equals_leaky_update():
-    from mimdsim.kernels import lif
-    from mimdsim.kernels.layer_loops import leaky_update_in_place
+    from mimdsim.kernels.mimdsim_snn import lif
+    from mimdsim.kernels.mimdsim_snn.layer_loops import leaky_update_in_place
     rng = np.random.default_rng(4)
     B_, n = 5, 37
     I = rng.standard_normal((B_, n)).astype(np.float32)
@@ -457,8 +457,8 @@ def test_leaky_update_in_place_equals_leaky_update():
 
 
 def test_input_grad_reduced_equals_the_partials_reduced():
-    from mimdsim.kernels import bptt, reduce
-    from mimdsim.kernels.layer_loops import input_grad_reduced
+    from mimdsim.kernels.mimdsim_snn import bptt, reduce
+    from mimdsim.kernels.mimdsim_snn.layer_loops import input_grad_reduced
     rng = np.random.default_rng(6)
     B_, K, rows = 4, 5, 30
     for n, starts, groups in [(20, np.arange(0, 21, 2), np.array([0, 3, 4, 9])), (13, np.array([0, 3, 4, 9, 13]),

@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Lowest first. A module may import its own layer (the cycle test keeps that acyclic) or any layer
 # below; never one above. Within the SNN workload the same rule orders its roles.
 LAYERS = [
-    ("errors, validation, version", ["mimdsim.errors", "mimdsim.validate", "mimdsim.version"]),
+    ("errors, argument checks, version", ["mimdsim.errors", "mimdsim.checks", "mimdsim.version"]),
     ("codelets, hardware specs, reports, data, named assumptions",
      ["mimdsim.kernels", "mimdsim.arch", "mimdsim.report", "mimdsim.data", "mimdsim.assumptions"]),
     ("the model, the program IR, optimizers, the configuration (settings and experiment files)",
@@ -102,9 +102,9 @@ def layer_of(module: str) -> int:
 
 def test_the_graph_sees_the_package():
     g = import_graph()
-    assert {"mimdsim.kernels.lif", "mimdsim.workloads.snn.programs.compile", "mimdsim.cli.execute"} <= set(g)
+    assert {"mimdsim.kernels.mimdsim_snn.lif", "mimdsim.workloads.snn.programs.compile", "mimdsim.cli.execute"} <= set(g)
     assert g.has_edge("mimdsim.workloads.snn.programs.compile", "mimdsim.workloads.snn.programs.published")
-    assert g.has_edge("mimdsim.workloads.snn.sources.execution", "mimdsim.kernels.bptt")
+    assert g.has_edge("mimdsim.workloads.snn.sources.execution", "mimdsim.kernels.mimdsim_snn.bptt")
 
 
 def test_no_import_cycle():
@@ -151,7 +151,7 @@ def test_no_top_level_kernels_package_installed(tmp_path):
     pytest.importorskip("setuptools")
     src = tmp_path / "checkout"  # (setuptools 84 fails to build a project in a folder named src)
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, src / name)
     for name in ("mimdsim", "kernels"):
         shutil.copytree(ROOT / name, src / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
@@ -161,7 +161,8 @@ def test_no_top_level_kernels_package_installed(tmp_path):
     (wheel,) = (tmp_path / "wheel").glob("mimdsim-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"mimdsim", wheel.name.split("-py")[0] + ".dist-info"}
-    assert "mimdsim/kernels/lif.py" in names and "mimdsim/kernels/__init__.py" in names
+    codelets = {"mimdsim/kernels/" + p.relative_to(ROOT / "kernels").as_posix() for p in (ROOT / "kernels").rglob("*.py")}
+    assert codelets <= set(names), sorted(codelets - set(names))  # every group of kernels/, as mimdsim.kernels.*
     top = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("top_level.txt"))).decode().split()
     assert top == ["mimdsim"]
 
@@ -176,10 +177,10 @@ def test_the_source_checkout_imports_the_codelets_from_the_kernels_folder():
     """From the repository root (as CI runs the tests) mimdsim.kernels is the top-level kernels/ folder:
     its modules, its registry, once; the bridge mimdsim/kernels/__init__.py holds no codelet of its own."""
     import mimdsim.kernels as kernels
-    import mimdsim.kernels.lif as lif
+    import mimdsim.kernels.mimdsim_snn.lif as lif
 
     assert [pathlib.Path(p).resolve() for p in kernels.__path__] == [(ROOT / "kernels").resolve()]
-    assert pathlib.Path(lif.__file__).resolve() == (ROOT / "kernels" / "lif.py").resolve()
+    assert pathlib.Path(lif.__file__).resolve() == (ROOT / "kernels" / "mimdsim_snn" / "lif.py").resolve()
     assert kernels.CODELETS["lif_forward"] is lif.LIF_FORWARD  # one registry: the module was imported once
     assert sorted(p.name for p in (ROOT / "mimdsim" / "kernels").iterdir() if p.suffix == ".py") == ["__init__.py"]
 

@@ -50,7 +50,7 @@ def test_mm_then_three_pointwise_ops_fuse_into_one_kernel_of_its_external_tensor
 
 
 def torch_trace(step):
-    from mimdsim.gpu.trace import trace_torch
+    from mimdsim.gpu.torch_trace import trace_torch
 
     return trace_torch(step, warmup=0)
 
@@ -104,7 +104,7 @@ def test_compare_gpu_trace_mode_reduce_overhead_costs_the_file_compiled(capsys):
                  "--strategy", "fused"]) == 0
     out = capsys.readouterr().out
     step, b, t, _ = load_step("examples/custom_lif_step.py")
-    from mimdsim.gpu.trace import trace_torch
+    from mimdsim.gpu.torch_trace import trace_torch
     tr = trace_torch(step, timesteps=t, batch_size=b)
     r = estimate_trace(tr, "a100-40gb", mode="reduce-overhead")
     eager = estimate_trace(tr, "a100-40gb")

@@ -4,7 +4,7 @@ step is traced in full."""
 import pytest
 
 import mimdsim
-from mimdsim.gpu.trace import booked_to, trace_torch
+from mimdsim.gpu.torch_trace import booked_to, trace_torch
 from mimdsim.gpu.trace_period import periodic_trace
 from mimdsim.snn.zoo import ZOO
 

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 # SpikingJelly and Norse decorate functions with torch.jit.script at import, which torch 2.13 deprecates
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 
-from mimdsim.gpu.trace import trace_torch  # noqa: E402
+from mimdsim.gpu.torch_trace import trace_torch  # noqa: E402
 from mimdsim.validation import library_rows, load, traced_libraries as tl  # noqa: E402
 from live_dispatch import live_count  # noqa: E402
 

@@ -7,7 +7,7 @@ import pytest
 
 import mimdsim
 from mimdsim import ConfigError, data
-from mimdsim.workloads.snn.baselines.gpu import estimate
+from mimdsim.workloads.snn.baselines.gpu_kernels import estimate
 from mimdsim.training import Theta2Schedule, calibrate_activity, evaluate, train
 from mimdsim.training import checkpoint as ckpt
 from mimdsim.training.loop import lr_at

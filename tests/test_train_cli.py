@@ -77,7 +77,7 @@ def test_train_dense_output_and_activity_l1(tmp_path, capsys):
 def test_train_settings_choices_match_the_models():
     from mimdsim.optim import OPTIMIZERS
     from mimdsim.config import BY_KEY
-    from mimdsim.workloads.snn.baselines.gpu import STRATEGIES
+    from mimdsim.workloads.snn.baselines.gpu_kernels import STRATEGIES
     assert BY_KEY["train.optimizer"].choices == OPTIMIZERS
     assert BY_KEY["train.gpu_strategy"].choices == BY_KEY["gpu.strategies"].choices == STRATEGIES
 

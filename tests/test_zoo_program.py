@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mimdsim
-from mimdsim.kernels import bptt, lif
+from mimdsim.kernels.mimdsim_snn import bptt, lif
 from mimdsim.kernels.tile import Tile
 from mimdsim.workloads.snn.programs.compile import compile_program
 from mimdsim.errors import ConfigError

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..errors import ConfigError, Param
-from ..validate import check_int
+from ..checks import check_int
 from .execution import BULK_SYNCHRONOUS, ChipFamily, register
 from .presets import Family
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..validate import did_you_mean
+from ..checks import did_you_mean
 from .presets import Family
 
 BULK_SYNCHRONOUS = "bulk-synchronous"  # Valiant's BSP as the IPU runs it: compute, exchange, sync

@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..errors import ConfigError, Message
-from ..validate import check_choice, check_number
+from ..checks import check_choice, check_number
 from .presets import Family
 
 KiB = 1024

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any, Generic, Iterable, Mapping, Sequence, TypeVar
 
 from ..errors import ConfigError, Param
-from ..validate import check_choice, check_int, check_number, closest, did_you_mean
+from ..checks import check_choice, check_int, check_number, closest, did_you_mean
 
 S = TypeVar("S")
 

@@ -36,7 +36,7 @@ def _run_set(text):
     if key.startswith("chip.set."):
         key = key.split(".", 2)[2]
     if "." in key:
-        from ..validate import did_you_mean
+        from ..checks import did_you_mean
         raise argparse.ArgumentTypeError(f"unknown key {key!r}; give an experiment key (docs/reference.md) or a chip "
                                          f"field." + did_you_mean(key, FILE_KEYS))
     field, num = _field_value(f"{key}={value}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..config import SETTINGS
 from ..errors import ConfigError
-from ..validate import check_host_bytes
+from ..checks import check_host_bytes
 from ..workloads.compare import compare_kalman, compare_mlp
 
 

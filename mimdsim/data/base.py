@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError, MimdsimError
-from ..validate import check_number
+from ..checks import check_number
 
 
 class MissingDependency(MimdsimError, ImportError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validate import check_choice, check_int, check_number
+from ..checks import check_choice, check_int, check_number
 from .base import Dataset, MissingDependency, SpikeSet, split_indices
 
 ENCODINGS = ("rate", "latency")

@@ -26,7 +26,7 @@ import zipfile
 import numpy as np
 
 from ..errors import ConfigError
-from ..validate import check_input_file, check_int, check_number
+from ..checks import check_input_file, check_int, check_number
 from .base import Dataset, SpikeSet, split_indices
 
 FORMAT = ("times [E], ids [E], sample [E] (or offsets [N+1]), labels [N]; optional n_inputs, duration; "

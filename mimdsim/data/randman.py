@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validate import check_int, check_number
+from ..checks import check_int, check_number
 from .base import Dataset, SpikeSet, split_indices
 
 

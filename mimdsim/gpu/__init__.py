@@ -1,5 +1,5 @@
 """The GPU and systolic-array cost models: kernels (or GEMMs) costed on a device spec. They know
-no MIMD chip and no workload; each workload brings its kernel list (``mimdsim/workloads/*/gpu.py``).
+no MIMD chip and no workload; each workload brings its kernel list (``mimdsim/workloads/*/gpu_kernels.py``).
 
 Imported by: workloads (their GPU kernel lists), compare, validation, mimdsim (the package exports
 trace_torch and the GPU estimates).

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import assumptions as A
 from ..kernels.assumed import NOTHING, Pinned
-from ..validate import check_choice, check_number
+from ..checks import check_choice, check_number
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arch.systolic import DATAFLOW_NAMES, DATAFLOWS, SystolicSpec
-from ..validate import check_choice, check_int, check_positive_array
+from ..checks import check_choice, check_int, check_positive_array
 
 _DATAFLOW_FIX = ", ".join(f"{k}: {v}" for k, v in DATAFLOW_NAMES.items())
 

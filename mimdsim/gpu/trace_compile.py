@@ -37,7 +37,7 @@ import numpy as np
 
 from ..arch.gpu import GpuSpec
 from .model import Kernel, kernel_seconds
-from .trace import GEMMS, PHASES, Trace, _itemsize, _numel
+from .torch_trace import GEMMS, PHASES, Trace, _itemsize, _numel
 
 EXTERN = GEMMS | {"convolution", "_convolution", "convolution_backward"}
 MODES = ("eager", "reduce-overhead")

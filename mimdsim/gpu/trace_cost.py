@@ -1,4 +1,4 @@
-"""Cost a traced training step (:mod:`.trace`) on a GPU: each op's kernel by the GPU model, the host
+"""Cost a traced training step (:mod:`.torch_trace`) on a GPU: each op's kernel by the GPU model, the host
 by the framework's per-op costs, and the two streams by the eager overlap rule with the trace's host
 syncs breaking it (docs/gpu-model.md, "trace → cost → report").
 
@@ -22,10 +22,10 @@ import numpy as np
 
 from ..arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
 from ..report import Report, empty_cycles
-from ..validate import check_choice
+from ..checks import check_choice
 from .framework import FrameworkSpec, framework as framework_spec, synchronised_timeline
 from .model import Kernel, gemm, host_link_bytes_per_second, kernel_seconds
-from .trace import PHASES, Trace, TracedOp
+from .torch_trace import PHASES, Trace, TracedOp
 
 REPORT_PHASE = {"forward": "forward", "backward": "backward", "optimizer": "update", "update": "update"}
 DTYPE_PRECISION = {"float16": "fp16", "bfloat16": "bf16"}
@@ -69,7 +69,7 @@ def _numel(shape):
 
 
 def _e(dtype):
-    from .trace import _itemsize
+    from .torch_trace import _itemsize
     return _itemsize(dtype)
 
 

@@ -14,7 +14,7 @@ compared run's). The file runs once, as a script would (``runpy.run_path``), the
 from __future__ import annotations
 
 from ..errors import ConfigError, Param
-from ..validate import check_input_file
+from ..checks import check_input_file
 
 
 def named(path) -> Param:
@@ -52,7 +52,7 @@ def _libraries(ns) -> set:
     """The SNN libraries the file uses: top-level packages of the modules, classes and functions it names."""
     import types
 
-    from .trace import LIBRARIES
+    from .torch_trace import LIBRARIES
 
     found = set()
     for v in ns.values():
@@ -67,10 +67,10 @@ def _libraries(ns) -> set:
 
 
 def trace_file(path: str, *, batch_size: int = 0, timesteps: int = 0):
-    """The :class:`~mimdsim.gpu.trace.Trace` of the file's step (its ``BATCH_SIZE``/``TIMESTEPS`` first)."""
+    """The :class:`~mimdsim.gpu.torch_trace.Trace` of the file's step (its ``BATCH_SIZE``/``TIMESTEPS`` first)."""
     import os
 
-    from .trace import trace_torch
+    from .torch_trace import trace_torch
 
     step, b, t, libs = load_step(path)
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import Trace, TracedOp, trace_torch
+from .torch_trace import Trace, TracedOp, trace_torch
 
 PROBES = 3  # probes at t = 3, 4, 5 build the rule (first step, repeating steps, last step); t = 6 checks it
 

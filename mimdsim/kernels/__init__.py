@@ -9,7 +9,7 @@ both import the same modules under the same name, with no symlink for a checkout
 import pathlib as _pathlib
 
 _SOURCE = _pathlib.Path(__file__).resolve().parents[2] / "kernels"
-__path__ = [str(_SOURCE)]  # every submodule (mimdsim.kernels.lif, ...) is found in kernels/
+__path__ = [str(_SOURCE)]  # every submodule (mimdsim.kernels.mimdsim_snn.lif, ...) is found in kernels/
 _init = _SOURCE / "__init__.py"
 exec(compile(_init.read_text(), str(_init), "exec"))  # noqa: S102 - kernels/__init__.py is this package's body
 del _init

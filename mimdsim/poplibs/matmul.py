@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.poplin import BYTES
+from ..kernels.poplin.matmul import BYTES
 from ..program import Transfer, VertexSet
 from .linear import block_sizes
 from .matmul_plan import PARTIAL_BYTES, MatmulPlan

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.poplibs import binary_op_cycles, dynamic_slice_cycles
-from ..kernels.poplin import (BYTES, IN_CHANS, amp_matmul_cycles, cast_estimate_cycles, conv_reduce_cycles,
+from ..kernels.popops.vertices import binary_op_cycles, dynamic_slice_cycles
+from ..kernels.poplin.matmul import (BYTES, IN_CHANS, amp_matmul_cycles, cast_estimate_cycles, conv_reduce_cycles,
                               conv_units, reduce_exchange_cycles)
 from ..kernels.tile import Tile
 

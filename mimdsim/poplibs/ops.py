@@ -4,7 +4,7 @@ A quick what-if ("a 4096^3 fp16 matmul on a Bow") and what validation uses for m
 Every op is built as a one- to three-superstep :class:`~mimdsim.program.Program` from the same
 pieces the workloads' programs are built from, and run by the same engine
 (:func:`~mimdsim.engine.run.run_program`): compute through the codelet registry (poplibs'
-estimators in ``kernels/poplibs.py``, poplin's AMP vertex in ``kernels/poplin.py``), exchange
+estimators in ``kernels/popops/vertices.py``, poplin's AMP vertex in ``kernels/poplin/matmul.py``), exchange
 and host streams through the fabric model (``mimdsim/engine/fabric.py``), the barrier through
 its sync model. A matmul is planned by poplin's planner (``mimdsim/poplibs/matmul_plan.py``) and
 lowered by ``MatmulLowering`` (``mimdsim/poplibs/matmul.py``), as in the PopTorch program. There is
@@ -35,8 +35,8 @@ from ..engine.band import chip_band
 from ..engine.run import run_program
 from ..errors import ConfigError, Param, join
 from ..program import Program, ProgramMeta, Superstep, Transfer, VertexSet
-from ..validate import check_choice, check_int
-from ..kernels.poplin import BYTES
+from ..checks import check_choice, check_int
+from ..kernels.poplin.matmul import BYTES
 from .linear import spread
 from .matmul import MatmulLowering
 from .matmul_plan import plan_matmul

@@ -136,7 +136,7 @@ def _write_outputs(values, run, result, gpu_reports, timeline) -> list[str]:
         from .plots import plot_run
         written += plot_run(values["output.plot"], run, gpu_reports)
     if values.get("output.trace"):
-        from .trace import write_trace
+        from .perfetto import write_trace
         write_trace(values["output.trace"], run.program, timeline, run)
         written.append(values["output.trace"])
     return [f"  wrote {os.path.relpath(p)}" for p in written]

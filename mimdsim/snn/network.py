@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_fractions, check_int, check_number, check_seed, is_int
+from ..checks import check_choice, check_fractions, check_int, check_number, check_seed, is_int
 from .lazy import LazyList
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout

@@ -11,7 +11,7 @@ Notation (per neuron, step t): ``I[t]`` the input current (weight rows of the ac
 inputs, plus bias and recurrent current), ``J[t] = gain * I[t]``, threshold theta,
 ``R[t] = H(m[t-1] - theta)`` the delayed reset (detached from the gradient, as in
 snnTorch), ``S[t] = H(u[t] - theta)`` with the surrogate derivative ``sg`` (see
-``kernels/surrogate.py``). ``beta`` and ``alpha`` are clamped to [0, 1] in the forward
+``kernels/mimdsim_snn/surrogate.py``). ``beta`` and ``alpha`` are clamped to [0, 1] in the forward
 pass (snnTorch); a clamped value gets no gradient.
 
 leaky (snnTorch ``Leaky``; ``RLeaky`` with recurrence)::
@@ -60,10 +60,10 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from ..kernels import surrogate as _sg
+from ..kernels.mimdsim_snn import surrogate as _sg
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_number
+from ..checks import check_choice, check_number
 
 MODELS = ("leaky", "synaptic", "alpha", "lapicque")
 RESETS = ("subtract", "zero", "none")
@@ -113,7 +113,7 @@ class Surrogate:
     """A surrogate spike derivative by name with its parameters (snnTorch's defaults).
 
     ``Surrogate("atan")``, ``Surrogate("fast_sigmoid", slope=10)``,
-    ``Surrogate("spike_rate_escape", beta=1, slope=25)``; formulas in ``kernels/surrogate.py``.
+    ``Surrogate("spike_rate_escape", beta=1, slope=25)``; formulas in ``kernels/mimdsim_snn/surrogate.py``.
     """
 
     name: str = "atan"
@@ -138,7 +138,7 @@ class Surrogate:
         return dict(self.params)[key]
 
     def code(self) -> tuple[int, float, float]:
-        """``(kind, p1, p2)`` for the numba kernels (``kernels.surrogate.sg``)."""
+        """``(kind, p1, p2)`` for the numba kernels (``kernels.mimdsim_snn.surrogate.sg``)."""
         vals = [v for _, v in self.params] + [0.0, 0.0]
         return _sg.CODES[self.name], vals[0], vals[1]
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, Message, Param, UnsupportedModel
-from ..validate import check_choice, check_input_file, check_int, check_number
+from ..checks import check_choice, check_input_file, check_int, check_number
 from .network import Network
 from .neurons import NeuronSpec
 from .readout import Readout

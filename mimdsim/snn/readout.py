@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kernels.loss import KINDS
+from ..kernels.mimdsim_snn.loss import KINDS
 
 from ..errors import ConfigError
-from ..validate import check_choice, check_int, check_number
+from ..checks import check_choice, check_int, check_number
 
-LOSSES = KINDS  # the losses kernels/loss.py computes
+LOSSES = KINDS  # the losses kernels/mimdsim_snn/loss.py computes
 MEMBRANE_LOSSES = ("ce_max_membrane",)
 
 

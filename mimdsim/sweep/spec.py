@@ -30,7 +30,7 @@ import numpy as np
 from ..arch.chip import CHIPS
 from ..errors import ConfigError, DoesNotFit, MimdsimError, OutOfTileMemory
 from ..config import FILE_KEYS, check_value, key_lines, load_experiment, tomllib
-from ..validate import check_choice, check_int, did_you_mean
+from ..checks import check_choice, check_int, did_you_mean
 
 MODES = ("grid", "zip", "random")
 MAX_POINTS = 1_000_000  # every point is checked, kept as a record and written as a line

@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ..validate import check_fractions, check_int
+from ..checks import check_fractions, check_int
 from ..workloads.snn.simulate import simulate
 
 

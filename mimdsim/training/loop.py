@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels import loss as loss_k
+from ..kernels.mimdsim_snn import loss as loss_k
 
 from ..arch import as_system
 from ..errors import ConfigError, OutOfDeviceMemory, Param, UnsupportedModel
@@ -31,7 +31,7 @@ from ..optim import SGD, Adam
 from ..report import JsonOutput
 from ..workloads.snn.simulate import simulate
 from ..snn import Network
-from ..validate import check_choice, check_int, check_number
+from ..checks import check_choice, check_int, check_number
 from . import checkpoint as ckpt
 from ..report.progress import Progress, wanted
 
@@ -184,7 +184,7 @@ class _GpuTimer:
     with each step's measured activity."""
 
     def __init__(self, net, gpu, strategy, precision, optimizer_kind, T, B):
-        from ..workloads.snn.baselines.gpu import estimate
+        from ..workloads.snn.baselines.gpu_kernels import estimate
 
         self.estimate, self.net, self.gpu, self.strategy = estimate, net, gpu, strategy
         self.precision, self.kind, self.T, self.B = precision, optimizer_kind, T, B

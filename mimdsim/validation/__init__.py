@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, Param
-from ..validate import did_you_mean
+from ..checks import did_you_mean
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
@@ -181,7 +181,7 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
 
     if eager_trace.versions() is None:  # the named fallback: snnTorch 1.0's census, no per-step sync
         from ..snn import Network
-        from ..workloads.snn.baselines.gpu import estimate
+        from ..workloads.snn.baselines.gpu_kernels import estimate
         net = Network.build([n, n], "leaky", beta=0.95, bias=True, surrogate="atan")
         return estimate(net, gpu, timesteps=500, batch_size=16, strategy="eager", optimizer="sgd",
                         eager_source="census").phase_seconds()

@@ -73,7 +73,7 @@ def benchmark_step(n: int, timesteps: int = 500, batch_size: int = 16, device: s
     times it (``booked_to``)."""
     import torch
 
-    from ..gpu.trace import booked_to
+    from ..gpu.torch_trace import booked_to
 
     Leaky07 = _modules()
     torch.manual_seed(0)

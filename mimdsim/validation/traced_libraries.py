@@ -105,8 +105,8 @@ def benchmark_step(program: str, n: int, timesteps: int = 500, batch_size: int =
     import torch
     from torch import nn
 
-    from ..gpu.trace import booked_to
-    from ..validate import check_choice
+    from ..gpu.torch_trace import booked_to
+    from ..checks import check_choice
 
     check_choice("program", program, tuple(PROGRAMS))
     import_library(program)
@@ -214,7 +214,7 @@ def phase_seconds(program: str, n: int, gpu="rtx-4090") -> dict:
     (``matrix_flops``: strict fp32 at the measured ``fp32_gemm_share``); for a compiled program also
     ``eager``, the same trace costed eagerly, for comparison."""
     from ..arch.gpu import gpu as gpu_spec
-    from ..gpu.trace import PHASES
+    from ..gpu.torch_trace import PHASES
     from ..gpu.trace_cost import costed_trace, stream
 
     tr = trace(program, n)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ..report.comparison import Comparison
 from .kalman.cpu import kalman_estimate as cpu_kalman, trackr_cpu_estimate as trackr_cpu
-from .kalman.gpu import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman
+from .kalman.gpu_kernels import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman
 from .kalman.program import kalman
-from .mlp.gpu import mlp_estimate as gpu_mlp
+from .mlp.gpu_kernels import mlp_estimate as gpu_mlp
 from .mlp.program import DEFAULT_SIZES, mlp
 
 WORKLOADS = ("snn", "kalman", "mlp")

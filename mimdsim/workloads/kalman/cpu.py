@@ -1,6 +1,6 @@
 """A simple multi-core CPU model of the same Kalman work (docs/workloads.md, "CPU model").
 
-Per core, a track's instructions (``kernels/kalman.py`` counts) issue on the core's ports::
+Per core, a track's instructions (``kernels/mimdsim_kalman/track_fit.py`` counts) issue on the core's ports::
 
     cycles per track = max(arith / fp_per_cycle, loads / loads_per_cycle, stores / stores_per_cycle)
 
@@ -23,11 +23,11 @@ the Kalman comparison with TRACKR's program.
 """
 from __future__ import annotations
 
-from ...kernels import kalman as kk
+from ...kernels.mimdsim_kalman import track_fit as kk
 
 from ...arch.cpu import CpuSpec, cpu
 from ...report import Report, empty_cycles
-from ...validate import check_int
+from ...checks import check_int
 from .program import check_variant
 
 CPU_KINDS = ("compute", "memory", "launch")
@@ -128,9 +128,9 @@ def _port_cycles(spec: CpuSpec, ops: dict) -> float:
 
 def trackr_batch_fixed_ops(planes: int) -> dict:
     """Per call: fixed-size 4x4 products in SSE (16 loads, 16 broadcasts, 16 mulps + 12 addps, 4
-    stores each); 4x4 inverses as scalar SSE code, the cofactor count of ``kernels/trackr.py``
+    stores each); 4x4 inverses as scalar SSE code, the cofactor count of ``kernels/trackr/kalman_filter.py``
     (fixed size) and a partial-pivot LU plus 4 solves, 2 x 4^3 multiply-adds (dynamic size)."""
-    from ...kernels.trackr import INVERSE_DENSE
+    from ...kernels.trackr.kalman_filter import INVERSE_DENSE
     n_prod = BATCH_PRODUCTS_PER_PLANE * planes + BATCH_PRODUCTS_PER_GAP * (planes - 1)
     inv_fixed, inv_dyn = FIXED_INVERSES_PER_PLANE * planes, DYNAMIC_INVERSES_PER_GAP * (planes - 1)
     lu = 2 * 2 * 4 ** 3  # multiply + add

@@ -3,12 +3,12 @@
 Tracks are dealt to tiles in contiguous blocks of ``tracks_per_tile``. Three programs
 (``schedule``):
 
-* ``published`` (default) TRACKR's program as built (``kernels/trackr.py``; KalmanFilterIPU.cpp
+* ``published`` (default) TRACKR's program as built (``kernels/trackr/kalman_filter.py``; KalmanFilterIPU.cpp
   @cf6ca48): six ``KalmanFilter`` vertices per tile, one per worker, worker 0 taking the
   remainder; the timed program runs the on-tile Copy programs of the hits and constants
   (L345-350) and then the compute set (L392); the launch is TRACKR's per-run fixed time in
   chip cycles (``TRACKR_LAUNCH_CYCLES``), so it scales with the clock;
-* ``fused`` the register-resident filter (``kalman_fit``, ``kernels/kalman.py``): what a tuned
+* ``fused`` the register-resident filter (``kalman_fit``, ``kernels/mimdsim_kalman/track_fit.py``): what a tuned
   codelet could reach, tracks in balanced blocks per worker;
 * ``per-op`` one superstep per matrix operation of the register-resident filter.
 
@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...kernels import kalman as kk
-from ...kernels import trackr as tk
+from ...kernels.mimdsim_kalman import track_fit as kk
+from ...kernels.trackr import kalman_filter as tk
 from ...kernels.tile import Tile
 
-from ...kernels.poplibs import copy_cycles
+from ...kernels.popops.vertices import copy_cycles
 from ...kernels.tile import VERTEX_RUN_INSTRUCTIONS
 
 from ...arch import as_system, chip as chip_preset
@@ -47,7 +47,7 @@ from ...errors import ConfigError, OutOfTileMemory, Param
 from ...program import Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
-from ...validate import check_choice, check_int, check_number, check_positive_array
+from ...checks import check_choice, check_int, check_number, check_positive_array
 
 SCHEDULES = ("published", "fused", "per-op")
 HIT_FLOATS = 2  # (x, y) per plane
@@ -96,7 +96,7 @@ def _numeric(value) -> bool:
 
 
 def check_variant(variant, covariance):
-    """The codelet variant and covariance mode, if ``kernels/kalman.py`` has them."""
+    """The codelet variant and covariance mode, if ``kernels/mimdsim_kalman/track_fit.py`` has them."""
     check_choice("variant", variant, kk.VARIANTS)
     check_choice("covariance", covariance, kk.COVARIANCE_MODES)
 
@@ -199,7 +199,7 @@ MK1_CLOCK_HZ = 1.6e9
 def trackr_launch_cycles(planes: int = DEFAULT_PLANES) -> float:
     """Chip cycles of one TRACKR run outside its compute and copies: ``engine.run``'s start, the
     host syncs and control code, measured as the MK1 intercept less the scalar build's counted
-    fixed cycles (``kernels/trackr.py``) at the benchmark's 5 planes."""
+    fixed cycles (``kernels/trackr/kalman_filter.py``) at the benchmark's 5 planes."""
     tile = Tile()  # the MK1 tile: 6 workers, 11-cycle compute-set launch
     fixed_fit = tile.workers * (VERTEX_RUN_INSTRUCTIONS + tk.vertex_instructions("scalar", planes)[0]) + \
         tile.vertex_launch_cycles
@@ -351,7 +351,7 @@ def lower(system, tracks_on_tile, planes, mem, *, model, variant, covariance, sc
           per_hit) -> Program:
     """The run as a program: the launch, then ``batches`` times hits in, the fit, states out.
 
-    ``mem``: the SRAM plan by category (arrays over tiles), as :func:`kernels.kalman.tile_bytes` gives it.
+    ``mem``: the SRAM plan by category (arrays over tiles), as :func:`kernels.mimdsim_kalman.track_fit.tile_bytes` gives it.
     """
     f = kk.FLOAT_BYTES
     tiles_idx = np.arange(system.tiles)

@@ -8,7 +8,7 @@ Mapping, per layer (``[B, n_in] x [n_in, n_out]``): the batch is split into ``ro
 the outputs into ``col_groups``; tile ``r * col_groups + c`` holds ``W[:, cols(c)]`` (weights
 stay resident, replicated per row group) and computes ``Y[rows(r), cols(c)]`` with the
 ``amp_layer`` codelet (its product costed by poplin's estimator of the AMP vertex, the
-simulator's one AMP model: ``kernels/amp.py``). The planner tries every ``col_groups`` (with
+simulator's one AMP model: ``kernels/poplin/amp_layer.py``). The planner tries every ``col_groups`` (with
 ``row_groups = min(B, tiles // col_groups)``) and keeps the one with the fewest AMP +
 input-receive cycles whose blocks fit a 1/L share of tile SRAM. Before layer l, every tile
 receives ``X[rows(r), :]`` from the tiles that computed it (a multicast to the row group). One run::
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...kernels import amp
+from ...kernels.poplin import amp_layer as amp
 from ...kernels.tile import Tile
 
 from ...arch import as_system
@@ -30,7 +30,7 @@ from ...errors import ConfigError, OutOfTileMemory
 from ...program import HOST, Launch, Loop, Program, ProgramMeta, Superstep, TensorAlloc, Transfer, VertexSet
 from ...report import Report
 from ...report.bottleneck import bottleneck_notes
-from ...validate import check_choice, check_int
+from ...checks import check_choice, check_int
 
 DEFAULT_SIZES = (1800, 128, 128, 1)
 BYTES = {"fp32": 4, "fp16": 2}

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...config import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2, build_system
 from ...errors import UNSET, ConfigError, Param
-from ...validate import check_host_bytes
+from ...checks import check_host_bytes
 
 
 def setting(key: str, value=UNSET, **kw) -> Param:
@@ -181,7 +181,7 @@ def _nir_network(v):
     """The network of ``--model FILE.nir`` with every model flag applied, or refused when the
     graph fixes what the flag would set."""
     from ...snn.nir_io import from_nir
-    from ...validate import check_number
+    from ...checks import check_number
 
     given = lambda key: v.get(key) is not None  # noqa: E731
     for key, why in (("model.layers", "the graph gives the layer sizes"),

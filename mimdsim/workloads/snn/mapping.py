@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import ConfigError, DoesNotFit, Message, Param
-from ...validate import check_int
+from ...checks import check_int
 
 NEURONS_PER_TILE_FIX = "2 or more uses the float2 SIMD lanes"
 

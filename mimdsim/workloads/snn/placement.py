@@ -4,7 +4,7 @@ program runs at, chosen by the cost model that times the run, under the memory p
 Candidates. Every neurons-per-tile count n >= 1 the program's vertices build: the published
 op has a vertex type for every n (``LIF...TwoNeuronSIMD`` for n = 2, ``...MultiNeuronSIMD``
 for even n, the scalar ``...MultiNeuron<float>`` / ``...MultiRow<float>`` for odd n, 1
-included; docs/as-built/graphcore_snn.md §3 B7/B8, kernels/graphcore_snn.py); mimdsim's fused
+included; docs/as-built/graphcore_snn.md §3 B7/B8, kernels/graphcore_snn/vertices.py); mimdsim's fused
 and dense codelets take any n. The study's own Python mapper searched even counts only
 (``min_neurons_per_tile`` = 2 with ``transpose_weights``, §5): a mapper rule, not a vertex
 limit, so odd counts are candidates too. Layers are placed as :func:`..mapping.map_network`

@@ -29,7 +29,7 @@ from ...errors import CapacityOverflow, ConfigError, Message, Param, join
 from ...program import Program
 from ...report import Report
 from ...snn import Network
-from ...validate import check_choice, check_fractions, check_int, check_seed
+from ...checks import check_choice, check_fractions, check_int, check_seed
 from .placement import search
 from .step import PRECISIONS, check_step
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note

@@ -3,7 +3,7 @@ the GPU's kernel lists, the systolic array): timesteps, batch, optimizer, the ch
 from __future__ import annotations
 
 from ...optim import OPTIMIZERS
-from ...validate import check_choice, check_int
+from ...checks import check_choice, check_int
 
 PRECISIONS = {"fp32": 4, "fp16": 2}  # bytes of every value on the chip
 

@@ -37,7 +37,7 @@ def versions() -> dict | None:
 
 def source(requested: str | None = None) -> str:
     """The eager op stream's source: ``requested`` ("trace" or "census"), or "trace" where it can run."""
-    from ....validate import check_choice
+    from ....checks import check_choice
 
     if requested is None:
         return "trace" if versions() is not None else "census"
@@ -63,20 +63,20 @@ def key(net, timesteps, batch_size, optimizer) -> str:
 
 
 def _code_version() -> str:
-    """A digest of the code that builds and records the step (``snntorch_step.py``, ``gpu/trace.py``):
+    """A digest of the code that builds and records the step (``snntorch_step.py``, ``gpu/torch_trace.py``):
     an edited builder or tracer never reads a stale trace."""
-    from ....gpu import trace, trace_period
+    from ....gpu import torch_trace, trace_period
     from . import snntorch_step
 
     h = hashlib.sha256()
-    for mod in (snntorch_step, trace, trace_period):
+    for mod in (snntorch_step, torch_trace, trace_period):
         with open(mod.__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]
 
 
 def step_trace(net, timesteps: int, batch_size: int, optimizer: str = "adam"):
-    """The :class:`~mimdsim.gpu.trace.Trace` of ``net``'s snnTorch training step, cached per shape."""
+    """The :class:`~mimdsim.gpu.torch_trace.Trace` of ``net``'s snnTorch training step, cached per shape."""
     from ....gpu.trace_period import periodic_trace
     from ....snn.network import describe_sizes
     from .snntorch_step import training_step

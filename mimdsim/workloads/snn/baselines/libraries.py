@@ -112,7 +112,7 @@ SCAN_UNROLL = 5  # the benchmark's hk.dynamic_unroll(..., unroll=5)
 
 def benchmark_kernels(program: str, n: int, timesteps: int = 500, batch: int = 16, e: int = 4) -> list[Kernel]:
     """The kernels of the benchmark's forward call and backward call of ``program`` (see the module)."""
-    from ....validate import check_choice
+    from ....checks import check_choice
 
     check_choice("program", program, PROGRAMS)
     T, B = int(timesteps), int(batch)

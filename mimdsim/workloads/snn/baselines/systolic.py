@@ -17,7 +17,7 @@ from ....gpu.systolic import systolic_gemm_cycles
 from ....kernels.assumed import NOTHING, Pinned
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
-from .gpu import training_step_kernels
+from .gpu_kernels import training_step_kernels
 from ..step import check_step
 
 SYSTOLIC_KINDS = ("array", "vector", "dram")

@@ -13,7 +13,7 @@ from ....compiler.memory import add_code
 from ....errors import ConfigError, Param
 from ....program import Loop, Program, ProgramMeta, TensorAlloc
 from ....snn.network import Structure, describe_sizes
-from ....validate import check_choice
+from ....checks import check_choice
 from ..mapping import check_layers_fit, map_network, trim_idle_chips
 from ..step import PRECISIONS, check_step
 from . import dense, fused, poptorch, published

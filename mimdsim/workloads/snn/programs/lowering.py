@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....kernels import bptt as _bptt
-from ....kernels import lif as _lif
+from ....kernels.mimdsim_snn import bptt as _bptt
+from ....kernels.mimdsim_snn import lif as _lif
 
 from ....compiler.memory import id_bytes
 from ....compiler.transfers import broadcast, point_to_point

@@ -44,7 +44,7 @@ import dataclasses
 
 import numpy as np
 
-from ....kernels.poplin import BYTES
+from ....kernels.poplin.matmul import BYTES
 
 from ....compiler.transfers import host_stream, point_to_point
 from ....errors import ConfigError, Param

@@ -107,7 +107,7 @@ class LayerGen:
         self.spread = spread_factor(n)
         self.workers = W = min(WORKERS_PER_TILE * self.spread, n)
         # worker w scans n // W + (n % W > w) neurons from bounds[w]; each keeps at most Kw, a tile Kc
-        # (dense_to_sparse_spikes_multi_tile_spread_with_combine; kernels.graphcore_snn.spike_generation)
+        # (dense_to_sparse_spikes_multi_tile_spread_with_combine; kernels.graphcore_snn.vertices.spike_generation)
         self.widths = n // W + (np.arange(W) < n % W)
         self.bounds = np.concatenate([[0], np.cumsum(self.widths)])
         self.cap_worker = np.full(W, min(K, -(-n // W)))  # Kw

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....kernels import bptt, lif, loss as loss_k, reduce, spikes
-from ....kernels.graphcore_snn import scan_hits, spike_generation
+from ....kernels.mimdsim_snn import bptt, lif, loss as loss_k, reduce, spikes
+from ....kernels.graphcore_snn.vertices import scan_hits, spike_generation
 from ....kernels.tile import worker_of_sample
 
 from .work import SourceBase, no_work, round16
@@ -220,7 +220,7 @@ class ExecutionSource(SourceBase):
 
     def published_scan(self, vs, t):
         """The published lists as the op builds them (F4-F8: per-worker and per-tile caps, lowest
-        ids, spikes then candidates; kernels.graphcore_snn.spike_generation) and its scan work."""
+        ids, spikes then candidates; kernels.graphcore_snn.vertices.spike_generation) and its scan work."""
         l, g = vs.layer, vs.geometry
         p, U = self.p[l], self.U[l][t]
         K, n = self.capacities[l], self.sizes[l]
@@ -474,7 +474,7 @@ class ExecutionSource(SourceBase):
 
     def loop_work(self, vertex_sets, ts) -> dict | None:
         """Work counts of a loop body's ``vertex_sets`` for all iterations ``ts`` (leading axis),
-        the numerics run layer by layer over all steps (``kernels.layer_loops``); None where the
+        the numerics run layer by layer over all steps (``kernels.mimdsim_snn.layer_loops``); None where the
         loop is not the published forward or backward loop of feedforward leaky layers in float32
         (the engine then runs it iteration by iteration). Feedforward layers depend only on the
         layer below (forward) or above (backward), so every number is the per-step path's."""
@@ -522,7 +522,7 @@ class ExecutionSource(SourceBase):
             if any(not {"published_surrogate", "published_weight_grad"} <= {vs.geometry["role"] for vs in sets}
                    for sets in layers.values()):
                 return None
-            from ....kernels.layer_loops import reducible
+            from ....kernels.mimdsim_snn.layer_loops import reducible
             for l, sets in layers.items():
                 tiles = self.layout.layers[l - 1].tiles
                 if any(vs.geometry.get("stage") == 1 and not reducible(vs.geometry["group_starts"], tiles)
@@ -544,7 +544,7 @@ class ExecutionSource(SourceBase):
         return 0 if l == 1 or self.delay == 0 else 1
 
     def _loop_forward(self, layers, tt):
-        from ....kernels.layer_loops import forward_leaky
+        from ....kernels.mimdsim_snn.layer_loops import forward_leaky
         T, B = self.T, self.B
         works = {}
         for l in sorted(layers):
@@ -581,7 +581,7 @@ class ExecutionSource(SourceBase):
         return works
 
     def _loop_backward(self, layers, tt):
-        from ....kernels.layer_loops import backward_leaky, weight_grad_reduced
+        from ....kernels.mimdsim_snn.layer_loops import backward_leaky, weight_grad_reduced
         T, B, L, dt = self.T, self.B, self.L, self.dt
         hist_buf = np.empty(T * B * max(self.sizes[1:]), dtype=dt)
         dS_next = None  # the list gradients the layer above sent, [T, B, K]

@@ -20,11 +20,11 @@ One vertex per neuron tile; the batch is split over the workers in contiguous bl
 """
 from __future__ import annotations
 
-from ._jit import njit
+from .._jit import njit
 import numpy as np
 
-from .codelet import register
-from .tile import Tile, barrel_cycles, per_worker_affine, vectors
+from ..codelet import register
+from ..tile import Tile, barrel_cycles, per_worker_affine, vectors
 
 LEAKY, SYNAPTIC, ALPHA = 0, 1, 2
 MODEL_CODES = {"leaky": LEAKY, "lapicque": LEAKY, "synaptic": SYNAPTIC, "alpha": ALPHA}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from .._jit import njit
 from .bptt import leaky_backward
 from .lif import NONE, SUBTRACT, ZERO, gather_rows, leaky_update
 

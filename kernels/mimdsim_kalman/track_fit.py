@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .codelet import VERTEX_STATE_BYTES, register
-from .tile import Tile
+from ..codelet import VERTEX_STATE_BYTES, register
+from ..tile import Tile
 
 VARIANTS = ("scalar", "vectorised")
 COVARIANCE_MODES = ("shared", "per-track")

@@ -75,7 +75,7 @@ class booked_to:
     autograd's backward ops and an ``Optimizer.step`` keep their phase."""
 
     def __init__(self, phase: str):
-        from ..validate import check_choice
+        from ..checks import check_choice
 
         check_choice("phase", phase, PHASES)
         self.phase = PHASES.index(phase)
@@ -251,7 +251,7 @@ def trace_torch(step, *, warmup: int = 1, timesteps: int = 0, batch_size: int = 
     """
     import time
 
-    from ..validate import check_int
+    from ..checks import check_int
 
     torch = _torch()
     if not callable(step):

@@ -1,5 +1,5 @@
 """Kalman-filter track fitting as GPU kernels (one CUDA thread per track, batched small-matrix
-code; counts from ``kernels/kalman.py``), costed launch by launch by :mod:`mimdsim.gpu.model`:
+code; counts from ``kernels/mimdsim_kalman/track_fit.py``), costed launch by launch by :mod:`mimdsim.gpu.model`:
 
 * ``fused``   one kernel fits every track (the whole predict / filter / smooth loop per
   thread; intermediates in registers or L1); with a shared covariance a one-thread kernel
@@ -15,12 +15,12 @@ host link rate, each transfer paying ``launch_overhead_s``.
 """
 from __future__ import annotations
 
-from ...kernels import kalman as kk
+from ...kernels.mimdsim_kalman import track_fit as kk
 
 from ...arch.gpu import GpuSpec, gpu as gpu_spec
 from ...gpu.model import Kernel, workload_estimate
 from ...report import Report
-from ...validate import check_choice
+from ...checks import check_choice
 from .program import check_variant
 
 KALMAN_STRATEGIES = ("fused", "per-op")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from ._jit import njit
+from .._jit import njit
 import numpy as np
 
 NAMES = ("atan", "fast_sigmoid", "sigmoid", "straight_through", "triangular", "spike_rate_escape", "superspike")

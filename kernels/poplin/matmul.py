@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .tile import Tile
+from ..codelet import register
+from ..tile import Tile
 
 IN_CHANS = {"fp16": 16, "fp32": 8}  # input channels per AMP group (poplar Target getWeightsPerConvUnit)
 CORE_CYCLES = {"fp16": 4, "fp32": 8}  # PE inner loop: "Core loop cycles for 16x8 AMP vertex": float 8, half 4

@@ -12,7 +12,7 @@ The numerics are those of the sparse codelets with every neuron listed (capacity
 theta2 = -inf), which compute exactly this. Costs:
 
 * fp16: the products run on the AMP unit, costed by the one AMP model, poplibs' estimator of
-  ``ConvPartial1x1Out`` (``kernels.poplin.amp_matmul_cycles``); the weight gradient accumulates
+  ``ConvPartial1x1Out`` (``kernels.poplin.matmul.amp_matmul_cycles``); the weight gradient accumulates
   into its partials (``dW +=``: no zeroing);
 * fp32: worker SIMD loops (the chip's fp32 AMP path is not used), per sample:
   ``SAMPLE_OVERHEAD + n_in * (X_LOAD + vec * row_cost)`` for the forward (a gather of every
@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from .bptt import DOT_FINISH, DOT_PER_VECTOR, WGRAD_PER_VECTOR, surrogate_scatter_cycles
-from .codelet import register
+from ..codelet import register
 from .lif import SAMPLE_OVERHEAD, row_cost_per_vector
-from .poplin import amp_matmul_cycles
-from .tile import Tile, barrel_cycles, per_worker, vectors
+from ..poplin.matmul import amp_matmul_cycles
+from ..tile import Tile, barrel_cycles, per_worker, vectors
 
 X_LOAD = 1  # ld x[b, j] and broadcast it to the vector lanes
 UPDATE_SAMPLE_OVERHEAD = 4  # AMP path: the update loop's pointers per sample

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .tile import Tile, deal_jobs
+from ..codelet import register
+from ..tile import Tile, deal_jobs
 
 
 def reduce_groups(P, group_starts):

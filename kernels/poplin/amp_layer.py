@@ -10,7 +10,7 @@ once)::
 
 The product is costed by the simulator's one AMP model, poplibs' own estimator of its AMP
 vertex ``ConvPartial1x1Out`` (``getConvPartial1x1SupervisorCycleEstimate``,
-``lib/poplin/PerformanceEstimation.hpp``; ``kernels/poplin.py``), the vertex poplin runs for a
+``lib/poplin/PerformanceEstimation.hpp``; ``kernels/poplin/matmul.py``), the vertex poplin runs for a
 matmul. fp16 multiplies fp16 inputs and accumulates in fp32 (AMP partials), then rounds the layer
 output to fp16.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .poplin import amp_matmul_cycles
-from .tile import Tile
+from ..codelet import register
+from .matmul import amp_matmul_cycles
+from ..tile import Tile
 
 EPILOGUE_OVERHEAD = 4  # per worker: pointers and loop setup
 # Instructions per output vector (float2 in fp32, half4 in fp16):

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .tile import Tile, VERTEX_RUN_INSTRUCTIONS
+from ..codelet import register
+from ..tile import Tile, VERTEX_RUN_INSTRUCTIONS
 
 
 def _g(g, key, default, like):

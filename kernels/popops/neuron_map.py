@@ -2,8 +2,8 @@
 linearly mapped tensor: each tile updates its ``elements`` (batch x neuron entries), the
 vectors split over the workers.
 
-The instruction counts per vector are the neuron zoo's own (``kernels.lif.forward_update_instructions``
-forward; ``kernels.bptt.backward_instructions`` backward: ``carry`` per vector plus the
+The instruction counts per vector are the neuron zoo's own (``kernels.mimdsim_snn.lif.forward_update_instructions``
+forward; ``kernels.mimdsim_snn.bptt.backward_instructions`` backward: ``carry`` per vector plus the
 surrogate's ``own`` per element), so a model costs on this program what its update costs in
 the other programs. Per worker::
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .tile import VERTEX_RUN_INSTRUCTIONS, Tile
+from ..codelet import register
+from ..tile import VERTEX_RUN_INSTRUCTIONS, Tile
 
 MAP_WORKER_OVERHEAD = 20  # poplibs lib/popops/popopsCycleEstimators.cpp broadcastArithmetic1DCycleEstimate: 20
 

@@ -29,7 +29,7 @@ from ....kernels.assumed import NOTHING, Pinned
 from .eager import weight_elements
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
-from ....validate import check_choice, check_fractions
+from ....checks import check_choice, check_fractions
 from ..step import check_step
 
 STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")

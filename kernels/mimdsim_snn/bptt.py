@@ -17,17 +17,17 @@ Then, for every model alike::
     P[b, k, p] = sum_{i on tile p} W[in_ids[b, k], i] * dI[b, i],  k < in_listed[b]
 
 with the SuperSpike surrogate ``sg(U) = 1 / (beta |U - theta1| + 1)^2``. P is then
-reduced over the tiles (``kernels.reduce``) into the previous layer's dS.
+reduced over the tiles (``kernels.mimdsim_snn.reduce``) into the previous layer's dS.
 """
 from __future__ import annotations
 
-from ._jit import njit
+from .._jit import njit
 import numpy as np
 
 from . import surrogate as _sg
-from .codelet import register
+from ..codelet import register
 from .lif import NONE, SUBTRACT, ZERO
-from .tile import Tile, barrel_cycles, per_worker, per_worker_affine, vectors
+from ..tile import Tile, barrel_cycles, per_worker, per_worker_affine, vectors
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ of ``compute()`` is counted as ``fixed + per_track x n`` worker instructions (``
 helper's loop nest and these code-generation assumptions (no disassembly exists; each is named
 and documented in docs/workloads.md §1.3b):
 
-* a statement's FP, load and store instructions follow ``kernels.kalman.MatOp``: a load
+* a statement's FP, load and store instructions follow ``kernels.mimdsim_kalman.track_fit.MatOp``: a load
   co-issues with an FP instruction, stores and loop branches take their own slot;
 * column loops are ``brnzdec`` loops with post-incrementing loads/stores (1 instruction per
   iteration), preceded by ``LOOP_SETUP``; the 4-row loops are not unrolled (``ROW_STEP``);
@@ -37,9 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .codelet import register
-from .kalman import FLOAT_BYTES, RECIPROCAL, MatOp
-from .tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, Tile
+from ..codelet import register
+from ..mimdsim_kalman.track_fit import FLOAT_BYTES, RECIPROCAL, MatOp
+from ..tile import VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, Tile
 
 BUILDS = {"scalar": "V_b @0e1f12e", "vectorised": "V_e (index id 49030690108)"}
 

@@ -17,11 +17,11 @@ neurons still reset (reset depends on U, not on the list). Drops are counted.
 """
 from __future__ import annotations
 
-from ._jit import njit
+from .._jit import njit
 import numpy as np
 
-from .codelet import register
-from .tile import Tile, deal_jobs
+from ..codelet import register
+from ..tile import Tile, deal_jobs
 
 LOWEST_INDEX, RANDOM = 0, 1
 

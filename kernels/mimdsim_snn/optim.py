@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .tile import Tile
+from ..codelet import register
+from ..tile import Tile
 
 
 def sgd_step(w, g, lr):

@@ -59,10 +59,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assumed import NOTHING, Pinned
-from .codelet import register
-from ._jit import njit, numba_loaded
-from .tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busiest_workers, deal_jobs, deal_plan,
+from ..assumed import NOTHING, Pinned
+from ..codelet import register
+from .._jit import njit, numba_loaded
+from ..tile import (Tile, VERTEX_RUN_INSTRUCTIONS, WORKER_VERTEX_OVERHEAD, busiest_workers, deal_jobs, deal_plan,
                    deal_sample_grid, deal_vertices, multi_vertex_cycles)
 
 # --------------------------------------------------------------------------- co-issue (C1)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codelet import register
-from .tile import Tile, barrel_cycles, deal_jobs, per_worker
+from ..codelet import register
+from ..tile import Tile, barrel_cycles, deal_jobs, per_worker
 
 KINDS = ("ce_count", "ce_rate", "mse_count", "ce_max_membrane")  # the losses readout_loss computes
 
