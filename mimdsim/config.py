@@ -9,108 +9,46 @@ one meaning; where ``train`` needs another default (``--timesteps`` 20, ``--batc
 its own row. Errors in files name the file, the line and the key, and suggest the closest valid
 name; relative output paths are taken relative to the experiment file.
 
-It sits low (it imports errors, validation, and lazily the chip specs and named assumptions), so
-anything above the model may read settings; it imports nothing of the front door.
+The table is assembled (:data:`SETTINGS`): the core rows here (:data:`CORE`: the chip, the GPU,
+the outputs, the workload's name, ``train``'s) and each registered workload's own rows, declared in
+its folder (``mimdsim/workloads/<name>/workload.py``) and placed next to a core row, so that
+docs/reference.md and ``--help`` list them where they always stood.
+
+It sits low (it imports errors, validation, the rows (:mod:`mimdsim.setting`), the workload
+declarations (:mod:`mimdsim.workloads.registry`, data only), and lazily the chip specs and named
+assumptions), so anything above the model may read settings; it imports nothing of the front door.
 """
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
+from .setting import CHIP, DATA, NETWORK, TRAIN, TRAINING, Setting
 from .checks import check_choice, check_input_file, did_you_mean, is_int, is_number
+from .workloads.registry import DEFAULT as DEFAULT_WORKLOAD, WORKLOADS
+from .workloads.snn.workload import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2  # noqa: F401 (re-exported)
 
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
-DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2 = 0.01, 0.9  # of --layers networks (None in the table: see resolve_model)
-
-
-@dataclass(frozen=True)
-class Setting:
-    key: str  # TOML key: "table.name"
-    flag: str  # command-line flag
-    kind: str  # int, float, str, bool, int_list, size_list, fraction_list, str_list, table
-    default: Any
-    help: str  # help text (argparse's: a literal % is written %%)
-    choices: tuple = ()
-    commands: tuple = ("simulate", "compare")  # which commands take it
-    group: str = ""  # the help section of the flag (train), "" for none
-    metavar: str | None = None  # default: the flag's name in capitals
-    api: str = ""  # the Python keyword it sets, where not its key's last part (errors name it so)
-
-    @property
-    def dest(self) -> str:
-        return self.key.replace(".", "_")
-
-    @property
-    def in_files(self) -> bool:
-        """Whether experiment files take it (the settings of simulate and compare)."""
-        return bool(set(FILE_COMMANDS) & set(self.commands))
-
-
-FILE_COMMANDS = ("simulate", "compare")
-TRAIN = ("train",)
 GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.baselines.gpu_kernels.STRATEGIES (a test keeps them equal)
-DATA, NETWORK, TRAINING, CHIP = "data (nothing is downloaded)", "network", "training", "chip and GPU model"
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("model.layers", "--layers", "int_list", None,
-            f"layer sizes, input first (default: {','.join(map(str, DEFAULT_LAYERS))}; not with --model)"),
-    Setting("model.nir", "--model", "str", None,
-            "a NIR graph (.nir) to run instead of --layers (forward Euler, dt 1e-4; docs/neurons.md)"),
-    Setting("model.neuron", "--neuron", "str", "published",
-            "every layer's neuron: the published sparse LIF, or an snnTorch model (mimdsim/snn/zoo.py; bias, "
-            "delay 0, ce_count)", choices=("published", "leaky", "synaptic", "alpha", "lapicque", "rleaky",
-                                           "rleaky-one-to-one", "rsynaptic")),
-    Setting("model.nir_reset", "--nir-reset", "str", None,
-            "--model: the reset of its spiking nodes, which NIR does not record: zero (NIR's) or subtract "
-            "(snnTorch's default, exported as the same node); default zero, with a warning",
-            choices=("zero", "subtract")),
-    Setting("model.timesteps", "--timesteps", "int", 100, "timesteps T"),
-    Setting("model.batch", "--batch", "int", 48, "batch size B", api="batch_size"),
-    Setting("model.max_activity", "--max-activity", "float", None,
-            f"sets each list's capacity K = even floor(a*n) (default: {DEFAULT_MAX_ACTIVITY}; a --model graph: "
-            f"K = n, every neuron listed)"),
-    Setting("model.input_capacity", "--input-capacity", "int", None, "K of the input list (default: from max activity)"),
-    Setting("model.theta2", "--theta2", "float", None,
-            f"gradient-candidate threshold (default: {DEFAULT_THETA2}; a --model graph: -inf, every listed neuron)",
-            commands=("simulate", "compare", "train"), group=NETWORK),
-    Setting("model.overflow", "--overflow", "str", "lowest-index", "spike-list overflow policy",
-            choices=("lowest-index", "random")),
-    Setting("model.weight_scale", "--weight-scale", "float", None,
-            "initial weights by the fan-in rule, std = scale / sqrt(fan-in) (default: the activity rule, every "
-            "layer at half the max activity; docs/neurons.md)", commands=("simulate", "compare", "train"),
-            group=NETWORK),
-    Setting("run.execute", "--execute", "bool", False,
-            "execution-driven: real numerics on random input spikes (rate: --input-activity)"),
-    Setting("run.inference", "--inference", "bool", False,
-            "simulate inference: the forward pass and loss only (no backward, no update, one step of state)",
-            commands=("simulate",)),
-    Setting("run.activity", "--activity", "fraction_list", None,
-            "rate-driven spike fraction per step (default: max activity / 2)"),
-    Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
-            "rate-driven fraction of gradient candidates (default: = activity)"),
-    Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
-    Setting("run.seed", "--seed", "int", 0, "seed of weights, inputs and draws",
-            commands=("simulate", "compare", "train"), group=TRAINING),
-    Setting("run.neurons_per_tile", "--neurons-per-tile", "int", None,
-            "pin the neurons per tile (default: the placement search picks the fastest count that fits)",
-            commands=("simulate", "compare", "train"), group=CHIP),
-    Setting("run.chips_used", "--chips-used", "int", None,
-            "pin the chips the layers use, at most --chips (default: the placement search picks, 1..--chips)",
-            commands=("simulate", "compare"), group=CHIP),
-    Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
-    Setting("run.precision", "--chip-precision", "str", None,
-            "the chip program's number format: fp32, or fp16 (weights, state and matmuls in half precision, on "
-            "the AMP units' fp16 rate; the published program is fp32 only, so fp16 runs the fused one) (default: fp32; "
-            "--precision is the GPU's)", choices=("fp32", "fp16")),
+def _workload_choice() -> Setting:
+    """``--workload``: its choices and its help from the registry."""
+    said = [w.description for w in WORKLOADS.values()]
+    return Setting("workload.name", "--workload", "str", DEFAULT_WORKLOAD,
+                   "what compare runs: " + (", ".join(said[:-1]) + " or " if len(said) > 1 else "") + said[-1],
+                   choices=tuple(WORKLOADS), commands=("compare",))
+
+
+# The settings every workload shares (the chip, the GPU, the outputs, the workload's name) and those of
+# `mimdsim train`; each workload's own rows (mimdsim/workloads/<name>/workload.py) join them in SETTINGS.
+CORE: tuple[Setting, ...] = (
     Setting("chip.preset", "--chip", "str", "ipu-mk2", "chip preset (see `mimdsim chips`)",
             commands=("simulate", "compare", "train"), group=CHIP),
     Setting("chip.tiles", "--tiles", "int", None, "override tiles per chip",
@@ -149,38 +87,13 @@ SETTINGS: tuple[Setting, ...] = (
             commands=("simulate",)),
     Setting("output.assumptions", "--assumptions", "bool", False,
             "print every named assumption's own swing of the time (the tornado), largest first"),
-    # Workloads beyond the SNN step (mimdsim/workloads, docs/workloads.md).
-    Setting("workload.name", "--workload", "str", "snn",
-            "what compare runs: the SNN training step, Kalman track fitting or MLP inference",
-            choices=("snn", "kalman", "mlp"), commands=("compare",)),
-    Setting("workload.tracks_per_tile", "--tracks-per-tile", "int", 408, "kalman: tracks on each tile",
-            commands=("compare",)),
-    Setting("workload.planes", "--planes", "int", 5, "kalman: detector planes per track", commands=("compare",)),
-    Setting("workload.variant", "--variant", "str", "vectorised", "kalman: codelet variant",
-            choices=("scalar", "vectorised"), commands=("compare",)),
-    Setting("workload.covariance", "--covariance", "str", "shared",
-            "kalman: one covariance pass per worker (shared) or per track", choices=("shared", "per-track"),
-            commands=("compare",)),
-    Setting("run.optimizer", "--optimizer", "str", "adam",
-            "the optimizer whose update the step runs on the chip (the study: adam multi-layer, sgd multi-neuron)",
-            choices=("adam", "sgd"), commands=("simulate", "compare")),
-    Setting("run.schedule", "--schedule", "str", None,
-            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF), 'fused' "
-            "(hand-fused supersteps; the default otherwise) or 'poptorch' (dense, poplin-planned matmuls as PopTorch "
-            "builds snnTorch); kalman 'published' (TRACKR's codelet as built; default), 'fused' (register-resident) "
-            "or 'per-op'",
-            choices=("published", "fused", "poptorch", "per-op"), commands=("simulate", "compare")),
-    Setting("run.static_input", "--static-input", "bool", False,
-            "SNN poptorch: the same input at every step, streamed once per call (the snnTorch IPU study's pixels)"),
+    # The workload compare runs (mimdsim/workloads/registry.py, docs/workloads.md) and what runs beyond the SNN step
+    # share; each workload's own rows stand next to these (its Rows' after/before).
+    _workload_choice(),
     Setting("workload.resident", "--resident", "bool", False,
             "kalman, mlp: data stay in tile (device) memory; no host I/O is timed", commands=("compare",)),
     Setting("workload.batches", "--batches", "int", 1, "kalman, mlp: batches per run (one launch per run)",
             commands=("compare",)),
-    Setting("workload.cpu", "--cpu", "str", "i7-9750h", "kalman: CPU preset, or none", commands=("compare",)),
-    Setting("workload.cpu_cores", "--cpu-cores", "int", None, "kalman: CPU cores used (default: all)",
-            commands=("compare",)),
-    Setting("workload.mlp_layers", "--mlp-layers", "int_list", [1800, 128, 128, 1],
-            "mlp: layer sizes, input first (batch: --batch)", commands=("compare",)),
     # `mimdsim train` (mimdsim/cli/train.py, docs/training.md): flags only, no file keys.
     Setting("data.name", "--data", "str", "digits",
             "data set: scikit-learn's 8x8 digits, a generated Randman task or an event file",
@@ -258,23 +171,10 @@ SETTINGS: tuple[Setting, ...] = (
 # Limits of numeric settings: key -> (low, high, low excluded, why). Checked where a value enters
 # (the flag's parser, the experiment file, a sweep's axis), so a bad value is refused before a run
 # with the flag's or key's name, the limit and the reason.
-BOUNDS: dict[str, tuple] = {
-    "model.timesteps": (1, None, False, "a step runs at least one timestep"),
-    "model.batch": (1, None, False, "a step trains at least one sample"),
-    "model.max_activity": (0, 1, True, "a fraction of each layer's neurons"),
-    "model.input_capacity": (1, None, False, "a spike list holds at least one entry"),
-    "model.weight_scale": (0, None, True, "a scale of the initial weights' standard deviation"),
-    "run.activity": (0, 1, False, "a fraction of each layer's neurons"),
-    "run.candidate_activity": (0, 1, False, "a fraction of each layer's neurons"),
-    "run.input_activity": (0, 1, False, "a fraction of the input neurons"),
-    "run.seed": (0, None, False, "numpy seeds are non-negative"),
-    "run.neurons_per_tile": (1, None, False, "2 or more uses the float2 SIMD lanes"),
-    "run.chips_used": (1, None, False, "the layers use at least one chip"),
+CORE_BOUNDS: dict[str, tuple] = {
     "chip.tiles": (1, 2**20, False, "every tile is simulated; a GC200 has 1472"),
     "chip.chips": (1, None, False, "a system has at least one chip"),
-    "workload.tracks_per_tile": (1, None, False, "each tile fits at least one track"),
     "workload.batches": (1, None, False, "a run has at least one batch"),
-    "workload.cpu_cores": (1, None, False, "a CPU has at least one core"),
     "data.timesteps": (1, None, False, "a sample has at least one step"),
     "data.max_rate": (0, 1, False, "a spike probability"),
     "data.classes": (2, None, False, "a classifier needs at least two classes (one class is 100% accurate by "
@@ -291,6 +191,26 @@ BOUNDS: dict[str, tuple] = {
     "train.lr": (0, None, True, "a learning rate"),
     "train.checkpoint_every": (1, None, False, "a number of epochs"),
 }
+
+
+def assemble(core: tuple[Setting, ...], groups) -> tuple[Setting, ...]:
+    """The table: the ``core`` rows with each group of ``Rows`` at its place (before or after the
+    core row it names, at the top where it names none), groups at the same place in their order."""
+    keys = {s.key for s in core}
+    for g in groups:
+        if (g.after or g.before) and (g.after or g.before) not in keys:
+            raise ValueError(f"a group of {', '.join(s.key for s in g.rows)} is placed at {g.after or g.before!r}, "
+                             "which is no row of the core table")
+    rows = [s for g in groups if not (g.after or g.before) for s in g.rows]
+    for c in core:
+        rows += [s for g in groups if g.before == c.key for s in g.rows]
+        rows.append(c)
+        rows += [s for g in groups if g.after == c.key for s in g.rows]
+    return tuple(rows)
+
+
+SETTINGS: tuple[Setting, ...] = assemble(CORE, [g for w in WORKLOADS.values() for g in w.settings])
+BOUNDS = {**CORE_BOUNDS, **{k: v for w in WORKLOADS.values() for k, v in w.bounds.items()}}
 
 BY_KEY = {s.key: s for s in SETTINGS}
 FILE_KEYS = {s.key: s for s in SETTINGS if s.in_files}  # what experiment files take

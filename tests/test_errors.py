@@ -7,6 +7,7 @@ import pytest
 import mimdsim
 from mimdsim import ConfigError, OutOfTileMemory
 from mimdsim.cli import main
+from mimdsim.workloads.registry import REGISTERED
 
 
 def _xy(T=5, B=3, n=20, n_out=4):
@@ -472,9 +473,10 @@ def test_an_error_carries_its_parameter_limit_and_remedies():
     assert {r.name: r.action for r in info.value.remedies} == {"chips": "raise", "chips_used": "lower"}
 
 
-# The front door (its package) and the settings table (each setting's flag) are the only modules
-# that spell a command-line flag; every other module names its parameters as Params.
-FLAG_SPELLERS = ("mimdsim/cli/", "mimdsim/config.py")
+# The front door (its package) and the settings table (each setting's flag: the core rows and each
+# workload's, in its declaration) are the only modules that spell a command-line flag; every other
+# module names its parameters as Params.
+FLAG_SPELLERS = ("mimdsim/cli/", "mimdsim/config.py", *(f"mimdsim/workloads/{name}/workload.py" for name in REGISTERED))
 
 
 def flag_text_in_library() -> list[str]:

@@ -23,11 +23,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Lowest first. A module may import its own layer (the cycle test keeps that acyclic) or any layer
 # below; never one above. Within the SNN workload the same rule orders its roles.
 LAYERS = [
-    ("errors, argument checks, version", ["mimdsim.errors", "mimdsim.checks", "mimdsim.version"]),
+    ("errors, argument checks, version, a settings row", ["mimdsim.errors", "mimdsim.checks", "mimdsim.version",
+                                                          "mimdsim.setting"]),
     ("codelets, hardware specs, reports, data, named assumptions",
      ["mimdsim.kernels", "mimdsim.arch", "mimdsim.report", "mimdsim.data", "mimdsim.assumptions"]),
-    ("the model, the program IR, optimizers, the configuration (settings and experiment files)",
-     ["mimdsim.snn", "mimdsim.program", "mimdsim.optim", "mimdsim.config"]),
+    # The workloads' declarations (each workload's workload.py, data only) sit beside the settings table that
+    # reads their rows: the configuration imports the registry, and the code they name lies above.
+    ("the model, the program IR, optimizers, the configuration (settings and experiment files), the workload "
+     "declarations", ["mimdsim.snn", "mimdsim.program", "mimdsim.optim", "mimdsim.config", "mimdsim.workloads.registry",
+                      "mimdsim.workloads.declaration", "mimdsim.workloads.*.workload"]),
     ("compiler, engine, GPU model, energy model", ["mimdsim.compiler", "mimdsim.engine", "mimdsim.gpu",
                                                   "mimdsim.energy"]),
     ("poplibs: poplin's planner, the matmul lowering, reductions, single ops", ["mimdsim.poplibs"]),
@@ -91,10 +95,11 @@ def import_graph() -> nx.DiGraph:
 
 
 def layer_of(module: str) -> int:
+    """The layer of the longest prefix that names ``module`` (a prefix's ``*`` stands for one name)."""
     best = (-1, None)
     for i, (_, prefixes) in enumerate(LAYERS):
         for p in prefixes:
-            if (module == p or module.startswith(p + ".")) and len(p) > best[0]:
+            if re.fullmatch(re.escape(p).replace(r"\*", r"[^.]+") + r"(\..+)?", module) and len(p) > best[0]:
                 best = (len(p), i)
     assert best[1] is not None, f"{module} is in no layer of tests/test_structure.py's LAYERS: add it"
     return best[1]

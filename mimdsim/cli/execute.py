@@ -1,12 +1,15 @@
 """Running the settings of ``simulate``, ``compare`` and ``run FILE``: check every output path
-first, build the run (:mod:`mimdsim.workloads.snn.from_settings`, or a workload comparison:
-:mod:`mimdsim.cli.workloads`), run it, write the outputs, then print the table."""
+first, build the run of the workload the settings choose (its declaration's ``build``:
+:mod:`mimdsim.workloads.registry`), run it (``run``, or ``compare``), write the outputs, then print
+the table. A workload that writes a comparison table only (and its JSON) runs through
+:mod:`mimdsim.cli.workloads`; one that writes the per-superstep outputs (CSV, plots, trace: the SNN
+step) runs here, with a progress bar over its timesteps."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..config import build_system
 from ..errors import Message, MimdsimError
+from ..workloads.registry import workload_of
 
 
 def _locate(values, error: MimdsimError) -> MimdsimError:
@@ -30,8 +33,9 @@ def execute(values: dict, command: str, *, out=print):
     check_output_paths(values)  # before the run: a bad path costs nothing
     from .workloads import check_unused, execute_workload
     check_unused(values)  # a flag the workload would ignore is refused
-    if values.get("workload.name", "snn") != "snn":  # Kalman track fitting or MLP inference
-        return execute_workload(values, build_system(values), out=out)
+    workload = workload_of(values)
+    if set(workload.outputs) <= {"output.json"}:  # a comparison table and its JSON (Kalman track fitting, MLP inference)
+        return execute_workload(values, out=out)
     from ..report.outputs import write_outputs
     from ..report.progress import Progress
 
@@ -39,11 +43,10 @@ def execute(values: dict, command: str, *, out=print):
     progress = Progress(f"{'simulating' if command == 'simulate' else 'comparing'} (timesteps of the forward, then "
                         f"backward loop)", "timestep", enabled=not values["output.quiet"])
     try:
-        from ..workloads.snn.from_settings import build_run
-        net, sys_spec, kw = build_run(values)
+        net, sys_spec, kw = workload.entry("build")(values)
         timeline = [] if values["output.trace"] else None
         if command == "compare":
-            from ..compare import compare
+            compare = workload.entry("compare")
             kw = dict(kw)
             chip_precision = kw.pop("precision", None)  # the chip's (--chip-precision); precision= is the GPU's
             result = compare(net, sys_spec, values["gpu.preset"], strategies=values["gpu.strategies"],
@@ -53,8 +56,7 @@ def execute(values: dict, command: str, *, out=print):
             run, gpu_reports = result.run, [*result.gpu.values(), *([result.systolic] if result.systolic else [])]
             text = result.format()
         else:
-            from ..workloads.snn.simulate import simulate
-            run = simulate(net, sys_spec, timeline=timeline, progress=progress, **kw)
+            run = workload.entry("run")(net, sys_spec, timeline=timeline, progress=progress, **kw)
             result, gpu_reports, text = run, [], run.report.format(full=bool(values.get("output.full")))
     except MimdsimError as e:
         raise _locate(values, e)

@@ -5,7 +5,9 @@ they come from (repository, file, commit, what the number is). A source's runner
 point as a user would run it (the same ``simulate``, ``kalman``, GPU ``estimate`` calls) and
 returns model ÷ measured. Every ratio is a ratio of **times** (seconds per step, per call or per
 track): above 1 the model is slower than measured, below 1 faster. Nothing here is fitted; a
-source whose measurement decided a constant says so in its ``fitted`` note.
+source whose measurement decided a constant says so in its ``fitted`` note. Each workload declares
+its sources (``mimdsim/workloads/<name>/workload.py``: the name, what it measures, its runner); the
+runners of today's sources are below.
 
 Imported by: cli (``mimdsim validate``).
 """
@@ -18,6 +20,8 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, Param
 from ..checks import did_you_mean
+from ..workloads.declaration import resolve
+from ..workloads.registry import validation_sources
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
@@ -84,7 +88,7 @@ STUDY_LISTS = {"half": (0.5, "lists half full: activity = max activity / 2 per l
                "full": (1.0, "lists full: activity = max activity per layer (issue 25's band check)")}
 
 
-def _study_log(doc, quick, lists="half"):
+def study_log_points(doc, quick, lists="half"):
     """The study's op as built (``schedule="published"``, the default for its model), rate-driven with
     every list half full (activity = max activity / 2, the command line's default) or, ``lists="full"``,
     full, on ipu-mk2."""
@@ -109,7 +113,7 @@ def _study_log(doc, quick, lists="half"):
     return out, stated
 
 
-def _sun_poptorch(doc, quick):
+def sun_poptorch_points(doc, quick):
     """``schedule="poptorch"``, Leaky 784-1000-10, T = 25, B = 128, fp32, static input, ipu-mk2."""
     from ..snn import Network
     from ..snn.zoo import ZOO
@@ -127,7 +131,7 @@ def _sun_poptorch(doc, quick):
     return out, ""
 
 
-def _trackr(doc, quick):
+def trackr_points(doc, quick):
     """TRACKR's program as built (schedule "published"), hits resident, as TRACKR timed it."""
     from ..workloads import kalman
 
@@ -145,7 +149,7 @@ def _trackr(doc, quick):
     return out, ""
 
 
-def _trackr_cpu(doc, quick):
+def trackr_cpu_points(doc, quick):
     from ..workloads import trackr_cpu
 
     out = []
@@ -156,7 +160,7 @@ def _trackr_cpu(doc, quick):
     return out, ""
 
 
-def _snntorch_gpu(doc, quick):
+def snntorch_gpu_points(doc, quick):
     """The benchmark's snnTorch 0.7 step traced (:mod:`.snntorch07`, on the meta device) and costed on the
     rtx-4090 by the pytorch-eager host constants, with no loss-call cost (``output.sum()`` builds nothing);
     nothing fitted to these rows. Without torch: the hand census of snnTorch 1.0 (strategy "eager")."""
@@ -234,7 +238,7 @@ def library_rows(doc, quick: bool = False):
     return out
 
 
-def _snn_libraries_gpu(doc, quick):
+def snn_libraries_gpu_points(doc, quick):
     """The libraries each as built on the rtx-4090: the non-PyTorch programs from their source
     (``baselines/libraries.py``), the PyTorch-op-by-op ones traced (``traced_libraries.py``); rows faster than
     their own GEMMs at the GPU's peak are left out (docs/validation.md)."""
@@ -251,8 +255,9 @@ def _snn_libraries_gpu(doc, quick):
     return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35"
 
 
-SOURCES = {"study-log": _study_log, "sun-poptorch": _sun_poptorch, "trackr": _trackr, "trackr-cpu": _trackr_cpu,
-           "snntorch-gpu": _snntorch_gpu, "snn-libraries-gpu": _snn_libraries_gpu}
+# Every stored source by name, as the workloads declare them (mimdsim/workloads/<name>/workload.py): the chip's
+# first, then the CPU's, then the GPU's.
+SOURCES = validation_sources()
 
 
 def run_source(name: str, quick: bool = False, lists: str = "half") -> SourceResult:
@@ -262,7 +267,9 @@ def run_source(name: str, quick: bool = False, lists: str = "half") -> SourceRes
         raise ConfigError(Param("sources", name, key="validate.source", shown=repr(name)), " is not a stored source; "
                           f"one of {', '.join(SOURCES)}." + did_you_mean(name, SOURCES))
     doc = load(name)
-    points, assumption = SOURCES[name](doc, quick, lists) if name == "study-log" else SOURCES[name](doc, quick)
+    source = SOURCES[name]
+    runner = resolve(source.runner)
+    points, assumption = runner(doc, quick, lists) if source.takes_lists else runner(doc, quick)
     return SourceResult(name, doc["title"], doc["provenance"], points, assumption)
 
 

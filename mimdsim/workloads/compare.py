@@ -2,6 +2,8 @@
 
 Every side reports in the shared Report schema; throughput is ``samples_per_second`` (tracks/s
 for the Kalman fit, samples/s for the MLP) and speedup is MIMD throughput over the other's.
+``kalman_from_settings`` and ``mlp_from_settings`` are the workloads' builds from settings (their
+declarations name them: ``mimdsim/workloads/kalman/workload.py``, ``mimdsim/workloads/mlp/workload.py``).
 """
 from __future__ import annotations
 
@@ -11,8 +13,6 @@ from .kalman.gpu_kernels import KALMAN_STRATEGIES, kalman_estimate as gpu_kalman
 from .kalman.program import kalman
 from .mlp.gpu_kernels import mlp_estimate as gpu_mlp
 from .mlp.program import DEFAULT_SIZES, mlp
-
-WORKLOADS = ("snn", "kalman", "mlp")
 
 WorkloadComparison = Comparison  # the name from before one Comparison served every workload
 
@@ -45,3 +45,27 @@ def compare_mlp(batch=48, sizes=DEFAULT_SIZES, chip="ipu-mk2", gpu="a100-40gb", 
     run = mlp(batch, sizes, chip, precision=chip_precision, stream=stream, **mlp_kw)
     eager = gpu_mlp(list(sizes), run.report.batch_size, gpu, precision=precision, stream=stream)
     return Comparison(run.report, {"eager": eager}, unit="samples/s", workload="mlp")
+
+
+def kalman_from_settings(values: dict) -> dict:
+    """:func:`compare_kalman`'s arguments from the settings ``values`` (``{TOML key: value}``):
+    ``run.schedule`` unset is TRACKR's program ('published'); ``workload.cpu`` "none" skips the CPU."""
+    from ..config import build_system  # (the configuration imports this package's declarations)
+
+    v = values
+    cpu = None if str(v["workload.cpu"]).lower() == "none" else v["workload.cpu"]
+    return dict(tracks_per_tile=v["workload.tracks_per_tile"], planes=v["workload.planes"], chip=build_system(v),
+                gpu=v["gpu.preset"], cpu=cpu, cpu_cores=v["workload.cpu_cores"], variant=v["workload.variant"],
+                covariance=v["workload.covariance"], schedule=v["run.schedule"] or "published",
+                stream=not v["workload.resident"], batches=v["workload.batches"])
+
+
+def mlp_from_settings(values: dict) -> dict:
+    """:func:`compare_mlp`'s arguments from the settings ``values``: the batch is ``model.batch``,
+    the precision ``gpu.precision`` (fp32 unset)."""
+    from ..config import build_system
+
+    v = values
+    return dict(batch=v["model.batch"], sizes=v["workload.mlp_layers"], chip=build_system(v), gpu=v["gpu.preset"],
+                precision=v["gpu.precision"] or "fp32", stream=not v["workload.resident"],
+                batches=v["workload.batches"])

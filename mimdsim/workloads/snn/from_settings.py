@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...config import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2, build_system
+from ...config import build_system
 from ...errors import UNSET, ConfigError, Param
 from ...checks import check_host_bytes
+from .workload import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2
 
 
 def setting(key: str, value=UNSET, **kw) -> Param:
