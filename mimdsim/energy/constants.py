@@ -19,6 +19,7 @@ from .. import assumptions as A
 from ..kernels.assumed import NOTHING, Pinned
 from ..arch.chip import PRESETS as CHIP_PRESETS
 from ..arch.gpu import MATRIX_EFFICIENCY, PRESETS as GPU_PRESETS, VECTOR_EFFICIENCY
+from ..arch.presets import Family
 from ..arch.systolic import SYSTOLIC_PRESETS
 from ..errors import ConfigError
 
@@ -87,6 +88,16 @@ def power_limits(preset: str, pinned: Pinned = NOTHING) -> tuple[float, float]:
     return constant(f"{preset}.idle_w", pinned=pinned), constant(f"{preset}.max_w", pinned=pinned)
 
 
+def preset_of(spec, family: Family):
+    """The preset spec whose energy constants price ``spec``: its family's preset of the same name, at
+    the preset's own fields (the conditions the constants are stated at; the models scale them to the
+    spec's fields). None for a spec whose name is no preset with constants (renamed, or built from
+    scratch): the constants are per preset, and which preset a renamed spec derives from is unknown."""
+    if spec.name not in family.presets or not has_power_limits(spec.name):
+        return None
+    return family.get(spec.name, {})
+
+
 # ---- shared links -------------------------------------------------------------------------------
 _add("host.pcie_pj_per_bit", 10, 5, 20, "pJ/bit",
      "A: two PCIe PHYs and controllers (about 5 pJ/bit each), host DRAM excluded")
@@ -109,6 +120,12 @@ for _p in CHIP_PRESETS:
 _add("ipu.leakage_share", 0.15, 0.10, 0.25, "of max",
      "A: leakage, the part of idle power that does not scale with the clock (7 nm, 823 mm2); the rest "
      "of idle power (clock tree) scales with clock_hz / the preset's clock")
+_add("ipu.tile_static_share", 0.8, 0.65, 0.9, "of idle and max power",
+     "A: the share of a chip's idle and maximum power drawn by its tile array, which scales with the tile "
+     "count of a chip off its preset's (the rest: exchange spine, IPU-links, PCIe, sync and clock root, "
+     "stays). Leakage and clock tree follow area; the tiles' 900 MB of SRAM (GC200, 7 nm) are ~200 mm2 of bit "
+     "cells (7.5 Gbit x 0.027 um2, R: TSMC N7 high-density cell), ~350-400 mm2 with periphery, beside 1472 "
+     "cores, of an 823 mm2 die; no floor plan share is published")
 # Per-event energies at 7 nm (ipu-mk2); other presets scaled (ipu-mk1 TSMC 16 nm x1.84 by Stillmaker &
 # Baas 2017 scaling; bow x0.86 from Graphcore's +16 % perf/W on the same die).
 _SCALE = {"ipu-mk1": (1.84, "x1.84 (7 nm -> 16 nm, Stillmaker & Baas 2017, hwcomponents techscaling.py)"),
@@ -198,6 +215,11 @@ _add("systolic.sram_pj_per_byte", 2, 0.6, 6.3, "pJ/B",
 _add("systolic.dram_pj_per_bit", 20, 10, 40, "pJ/bit",
      "D: Horowitz DRAM 1.3-2.6 nJ per 64-bit access = 20-41 pJ/bit (DDR3)")
 _add("systolic.vector_pj_per_op", 1, 0.3, 3, "pJ/op", "A: int32 add + activation at 28 nm, plus a buffer read")
+_add("systolic.array_static_share", 0.25, 0.15, 0.5, "of idle and max power",
+     "A: the share of an array's idle and maximum power drawn by its MAC array, which scales with rows x cols "
+     "of an array off its preset's (SRAMs, I/O and control stay): TPU v1's floor plan gives the Matrix "
+     "Multiply Unit 24 % of the die (Jouppi et al., ISCA 2017, R); the high end allows the array's clock "
+     "tree more than its area share")
 
 for _s in SYSTOLIC_PRESETS:
     assert has_power_limits(_s), _s

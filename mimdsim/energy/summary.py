@@ -16,9 +16,17 @@ from .constants import constant
 COMPONENTS = ("static", "compute", "memory", "exchange", "host")
 
 
-def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int, limits: tuple,
+def size_factor(get: Callable[[str], float], share: str, ratio: float) -> float:
+    """A spec's static power over its preset's when its sized part (a chip's tiles, an array's MACs) is
+    ``ratio`` times the preset's: ``1 + share x (ratio - 1)``, ``share`` the constant naming the part's
+    share of the power. Read only off the preset's size, so a preset's band has no such driver."""
+    return 1.0 if ratio == 1 else 1.0 + get(share) * (ratio - 1.0)
+
+
+def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int, limits: Callable[[str], tuple],
                    activity: dict, preset: str, pinned: Pinned = NOTHING) -> dict:
-    """``Report.energy``: the central figures, their band, joules by component, the power limits;
+    """``Report.energy``: the central figures, their band, joules by component, the power limits
+    (``limits(get) -> (idle, max)`` watts of the spec priced, at the central or pinned constants);
     ``pinned`` holds the constants ``--assume`` pins (they do not move in the band)."""
     used: dict = {}
 
@@ -39,7 +47,7 @@ def energy_section(parts: Callable[[str], dict], seconds: float, batch_size: int
         "samples_per_joule": batch_size / j,
         "band": band,
         "by_component": {k: float(by.get(k, 0.0)) for k in COMPONENTS},
-        "power_limits_w": {"idle": limits[0], "max": limits[1]},
+        "power_limits_w": dict(zip(("idle", "max"), limits(lambda n: constant(n, pinned=pinned)))),
         "constants": preset,
         "activity": dict(activity),
     }

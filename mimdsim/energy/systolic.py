@@ -1,19 +1,21 @@
 """Energy of a systolic array's step, SCALE-Sim style: per-MAC and per-byte SRAM and DRAM energies.
 
-    static  = idle x seconds
+    static  = array x idle x seconds, array = 1 + array_static_share x (rows x cols / preset's - 1)
     compute = MACs x mac_pj (int8 or fp16 by bytes_per_element) + vector ops x vector_pj_per_op
     memory  = SRAM bytes x sram_pj_per_byte + DRAM bytes x 8 x dram_pj_per_bit
 
-SRAM bytes of a GEMM follow the dataflow (:func:`gemm_sram_bytes`).
+SRAM bytes of a GEMM follow the dataflow (:func:`gemm_sram_bytes`). The array is priced as itself:
+its size and element width from its spec, the constants its preset's (stated at the preset's size).
 """
 from __future__ import annotations
 
 import math
 
+from ..arch.systolic import SYSTOLIC_ARRAYS
 from ..kernels.assumed import NOTHING, Pinned
 from ..report import Report
-from .constants import has_power_limits, power_limits
-from .summary import energy_section
+from .constants import preset_of
+from .summary import energy_section, size_factor
 
 
 def gemm_sram_bytes(m: int, n: int, k: int, rows: int, cols: int, dataflow: str, e: int) -> float:
@@ -33,19 +35,28 @@ def gemm_sram_bytes(m: int, n: int, k: int, rows: int, cols: int, dataflow: str,
 
 
 def systolic_energy(report: Report, spec, pinned: Pinned = NOTHING) -> dict | None:
-    name = spec.name
-    if not has_power_limits(name) or "macs" not in report.activity:
+    """The energy section of a systolic array's report (None for an array whose name is no preset with
+    constants)."""
+    preset = preset_of(spec, SYSTOLIC_ARRAYS)
+    if preset is None or "macs" not in report.activity:
         return None
+    name = preset.name
     a = report.activity
     seconds = report.seconds_per_step
     mac = "systolic.int8_mac_pj" if spec.bytes_per_element == 1 else "systolic.fp16_mac_pj"
 
+    def array(get):
+        return size_factor(get, "systolic.array_static_share", spec.macs / preset.macs)
+
     def parts(get):
         return {
-            "static": get(f"{name}.idle_w") * seconds,
+            "static": array(get) * get(f"{name}.idle_w") * seconds,
             "compute": 1e-12 * (a["macs"] * get(mac) + a["vector_ops"] * get("systolic.vector_pj_per_op")),
             "memory": 1e-12 * (a["sram_bytes"] * get("systolic.sram_pj_per_byte")
                                + 8 * a["dram_bytes"] * get("systolic.dram_pj_per_bit")),
         }
 
-    return energy_section(parts, seconds, report.batch_size, power_limits(name, pinned), a, name, pinned)
+    def limits(get):
+        return array(get) * get(f"{name}.idle_w"), array(get) * get(f"{name}.max_w")
+
+    return energy_section(parts, seconds, report.batch_size, limits, a, name, pinned)
