@@ -431,3 +431,19 @@ def test_no_process_wide_pins_two_threads_with_different_pins_get_their_own_numb
     tables = [f"{m.__name__}.{n}" for m in (assumed, A) for n, v in vars(m).items()
               if isinstance(v, dict) and not n.startswith("__")]
     assert tables == ["mimdsim.assumptions.REGISTRY"]  # the entries only: no module-level table of pins
+
+
+def test_the_placement_search_times_its_candidates_under_the_runs_pins():
+    """The search's scores read the same pinned codelet constants as the run they choose for: with every
+    bundle unpaired (compiled_coissue_fraction 0) each candidate is slower than at the default, and the
+    chosen one's score equals the placement module's score of that program under the same pins."""
+    from mimdsim.workloads.snn.placement import score
+
+    free, pinned = _run(band=False), _run(assume={"compiled_coissue_fraction": 0}, band=False)
+    a, b = free.placement["search"], pinned.placement["search"]
+    assert [c["neurons_per_tile"] for c in a] == [c["neurons_per_tile"] for c in b]
+    assert all(y["seconds_per_step"] > x["seconds_per_step"] for x, y in zip(a, b))
+    net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
+    run = simulate(net, "ipu-mk2", timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05, band=False,
+                   assume={"compiled_coissue_fraction": 0})
+    assert score(run.program, pinned=A.check({"compiled_coissue_fraction": 0})) == b[0]["seconds_per_step"]

@@ -31,6 +31,7 @@ def test_a_family_with_another_execution_model_is_refused_by_name_until_it_has_a
     other = register(ChipFamily("streaming", "dataflow", Family(_StreamingCore, "chip", "chip",
                                                                   {"stream-64": {}}, {}), "a stand-in"))
     assert family_of("stream-64") is other and family_of(_StreamingCore("stream-64")) is other
+    assert chip("stream-64", cores=32) == _StreamingCore("stream-64", 32)  # chip() finds it by its family
     with pytest.raises(ValueError, match="already"):  # a preset name picks one family
         register(ChipFamily("again", "dataflow", other.specs, ""))
     system = type("System", (), {"chip": _StreamingCore("stream-64"), "chips": 1, "tiles": 64})()

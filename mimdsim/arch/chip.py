@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, Param
 from ..checks import check_int
-from .execution import BULK_SYNCHRONOUS, ChipFamily, register
+from .execution import BULK_SYNCHRONOUS, ChipFamily, find_family, register
 from .presets import Family
 
 KiB = 1024
@@ -190,8 +190,11 @@ chip_description = CHIPS.description  # long name of a preset ("" if none)
 
 
 def chip(name: str | ChipSpec = "ipu-mk2", **overrides) -> ChipSpec:
-    """A chip preset with any field overridden: ``chip("ipu-mk2", tiles=256)``."""
-    return CHIPS.get(name, overrides)
+    """A chip preset with any field overridden: ``chip("ipu-mk2", tiles=256)``. A preset (or spec) of
+    another registered chip family (:mod:`.execution`) gives that family's spec; an unknown name is
+    refused naming the IPU presets."""
+    family = find_family(name)
+    return (family.specs if family is not None else CHIPS).get(name, overrides)
 
 
 def system(name: str | ChipSpec = "ipu-mk2", chips: int = 1, **overrides) -> SystemSpec:

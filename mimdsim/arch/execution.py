@@ -41,11 +41,19 @@ def register(family: ChipFamily) -> ChipFamily:
     return family
 
 
-def family_of(chip) -> ChipFamily:
-    """The family of a chip spec (by its dataclass) or of a preset name."""
+def find_family(chip) -> ChipFamily | None:
+    """The family of a chip spec (by its dataclass) or of a preset name; None if no family has it."""
     for f in FAMILIES.values():
         if isinstance(chip, f.specs.spec) or (isinstance(chip, str) and chip in f.specs.presets):
             return f
+    return None
+
+
+def family_of(chip) -> ChipFamily:
+    """The family of a chip spec (by its dataclass) or of a preset name; refused if none has it."""
+    found = find_family(chip)
+    if found is not None:
+        return found
     names = [p for f in FAMILIES.values() for p in f.specs.presets]
     raise ConfigError(f"unknown chip {chip!r}: no chip family has it; presets are {', '.join(names)}."
                       + (did_you_mean(chip, names) if isinstance(chip, str) else ""))

@@ -72,8 +72,9 @@ def default_precision(strategy: str, gpu_spec) -> str:
 def framework(name: str | FrameworkSpec = "pytorch-eager", pinned: Pinned = NOTHING) -> FrameworkSpec:
     """The framework's spec, with the host constants ``pinned`` holds (a band's corner or ``--assume``:
     eager_*) set on it."""
-    if isinstance(name, FrameworkSpec):
-        return name
+    if isinstance(name, FrameworkSpec):  # a spec of the caller's: the pins that apply to its name still hold
+        held = A.pinned_fields("framework", name.name, pinned)
+        return dataclasses.replace(name, **held) if held else name
     check_choice("framework", name, tuple(FRAMEWORKS))
     held = A.pinned_fields("framework", name, pinned)
     return dataclasses.replace(FRAMEWORKS[name], **held) if held else FRAMEWORKS[name]

@@ -44,7 +44,7 @@ import numpy as np
 from ...compiler.memory import check_fits
 from ...engine import run_program
 from ...errors import ConfigError, OutOfTileMemory, Param, join
-from ...compiler.memory import check_fits
+from ...kernels.assumed import NOTHING, Pinned
 from ...program import Loop, Program
 from .mapping import _place, weight_bytes_lower_bound
 from .programs.compile import compile_program
@@ -209,7 +209,7 @@ def half_capacity(sizes, capacities) -> list[float]:
     return [min(1.0, k / (2 * n)) for n, k in zip(sizes, capacities)]
 
 
-def score(program: Program, steady: int | None = STEADY, key=None) -> float:
+def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinned = NOTHING) -> float:
     """Seconds per step of ``program`` rate-driven at half each list's capacity (seed 0).
 
     ``steady=None`` runs every iteration. Otherwise each loop is estimated from its first
@@ -221,7 +221,8 @@ def score(program: Program, steady: int | None = STEADY, key=None) -> float:
     on lists whose rows past ``D + steady`` repeat the steady rows drawn.
 
     The loops' part depends on the loop bodies, not on T: it is kept per ``key`` (the search's
-    shape without T), so another T of one shape runs only the steps outside the loops."""
+    shape without T), so another T of one shape runs only the steps outside the loops. ``pinned``:
+    the codelet and host assumptions the run pins, under which each candidate is timed."""
     plan = program.plan
     T = program.timesteps
     transient = (len(plan.sizes) - 2) * plan.delay
@@ -232,17 +233,17 @@ def score(program: Program, steady: int | None = STEADY, key=None) -> float:
         return RateSource(prog, plan.sizes, plan.capacities, act, [0.0] + act[1:], seed=0)
 
     if short >= T:
-        return run_program(program, source(program)).seconds_per_step
+        return run_program(program, source(program), pinned=pinned).seconds_per_step
     loops = [s for s in program.schedule if isinstance(s, Loop)]
     # the bodies are lowered from the shape, not from T (T sizes the histories, the io and the loss
     # outside the loops; tests/test_placement.py compares the bodies at two T for every program); the
     # published op's weight-gradient scheme, chosen by the memory plan, is the one choice T moves
-    cache_key = None if key is None else (key, short, plan.weight_grad_copies)
+    cache_key = None if key is None else (key, short, plan.weight_grad_copies, pinned)
     hit = _LOOPS.get(cache_key) if cache_key is not None else None
     if hit is None:
         looped = _part(program, [dataclasses.replace(s, count=short) for s in loops], short)
         src, records = source(looped), []
-        run_program(looped, src, loop_cycles=records)
+        run_program(looped, src, loop_cycles=records, pinned=pinned)
         hit = ([(float(c.sum()), float(c[t >= transient].mean()), t.size) for t, c in records], src.stats)
         if cache_key is not None:
             if len(_LOOPS) > 512:
@@ -255,7 +256,7 @@ def score(program: Program, steady: int | None = STEADY, key=None) -> float:
     rows = np.where(rows < short, rows, transient + (rows - transient) % (short - transient))  # steady rows repeat
     for name in ("spikes", "kept", "listed", "dropped_spikes", "dropped_candidates"):
         setattr(src.stats, name, [a[rows] for a in getattr(stats, name)])
-    report = run_program(rest, src)
+    report = run_program(rest, src, pinned=pinned)
     cycles = report.total_cycles + sum(total + (T - n) * mean for total, mean, n in parts)
     return cycles / report.clock_hz
 
@@ -307,7 +308,7 @@ def fewest_per_chips(sizes, chips, tiles_per_chip, reserve_tile0, chips_used=Non
 
 
 def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None, reserve_tile0=True,
-           **kw) -> Choice:
+           pinned: Pinned = NOTHING, **kw) -> Choice:
     """The fastest placement that fits (see the module docstring); ``neurons_per_tile`` and
     ``chips_used`` pin either. Raises :class:`OutOfTileMemory` with checked remedies when none fits."""
     if chips_used is not None:
@@ -324,7 +325,7 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
         program = space.problem.compile()
         check_fits(program)
         return Choice(program, (), False)
-    seconds, failed = _scored(space, chips_used)
+    seconds, failed = _scored(space, chips_used, pinned)
     if not seconds:
         if not failed:  # nothing places: the mapper's own error names the layer and the fix
             space.problem.compile()
@@ -345,7 +346,7 @@ def _pinned(space: Candidates, n: int, chips_used) -> Choice:
     return Choice(c.program, (Verdict(n, c.chips, c.tiles, None, "pinned"),), False)
 
 
-def _scored(space: Candidates, chips_used) -> tuple[dict, list]:
+def _scored(space: Candidates, chips_used, pinned: Pinned = NOTHING) -> tuple[dict, list]:
     """The scoring loop: the counts that place, ascending, each that fits timed (:func:`score`), until
     the scan's end (module docstring); then the fewest neurons per tile on each chip count, so more
     chips given are never slower than fewer. Returns ``{n: seconds}`` and the candidates that do
@@ -357,7 +358,7 @@ def _scored(space: Candidates, chips_used) -> tuple[dict, list]:
     def visit(n) -> bool:
         c = space.get(n)
         if c.fits:
-            seconds[n] = score(c.program, key=(problem.shape, n))
+            seconds[n] = score(c.program, key=(problem.shape, n), pinned=pinned)
         else:
             failed.append(c)
         return c.fits

@@ -26,6 +26,7 @@ from ...energy import chip_energy
 from ...engine import run_program
 from ...engine.band import chip_band, unread_by
 from ...errors import CapacityOverflow, ConfigError, Message, Param, join
+from ...kernels.assumed import NOTHING, Pinned
 from ...program import Program
 from ...report import Report
 from ...snn import Network
@@ -108,16 +109,20 @@ LOWERINGS = {BULK_SYNCHRONOUS: search}
 
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
-              precision="fp32", training=True, schedule=None, static_input=False, chips_used=None):
+              precision="fp32", training=True, schedule=None, static_input=False, chips_used=None,
+              pinned: Pinned = NOTHING):
     """Search the placement, compile and check once per shape: programs are static and runs never
-    modify them (:mod:`.placement`: the fastest placement that fits, unless pinned)."""
+    modify them (:mod:`.placement`: the fastest placement that fits, unless pinned; its candidates
+    timed under the run's ``pinned`` codelet and host assumptions)."""
     family = family_of(system.chip)
     if family.execution not in LOWERINGS:
         raise ConfigError(f"chip {system.chip.name!r} ({family.name}) executes {family.execution}, and the SNN "
                           f"training step has no lowering for it yet; lowerings: {', '.join(LOWERINGS)}")
-    return LOWERINGS[family.execution](sizes, capacities, system, timesteps=T, batch_size=B, neurons_per_tile=neurons_per_tile,
-                  chips_used=chips_used, reserve_tile0=reserve_tile0, optimizer=optimizer, structure=structure,
-                  precision=precision, training=training, schedule=schedule, static_input=static_input)
+    return LOWERINGS[family.execution](sizes, capacities, system, timesteps=T, batch_size=B,
+                                       neurons_per_tile=neurons_per_tile, chips_used=chips_used,
+                                       reserve_tile0=reserve_tile0, optimizer=optimizer, structure=structure,
+                                       precision=precision, training=training, schedule=schedule,
+                                       static_input=static_input, pinned=pinned)
 
 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
@@ -177,7 +182,7 @@ class _Call:
     """One ``simulate`` call's settings, checked and resolved: the system (with pinned chip
     assumptions), the mode and its data or rates, the step's shape and the program's settings."""
     system: object
-    assume: dict
+    assume: Pinned
     training: bool
     optimizer: object
     opt_kind: str
@@ -270,7 +275,8 @@ def _choose_program(net: Network, call: _Call):
     an assumption pinned that it never reads is refused."""
     choice = _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
                        call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
-                       call.precision, call.training, call.schedule, bool(call.static_input), call.chips_used)
+                       call.precision, call.training, call.schedule, bool(call.static_input), call.chips_used,
+                       A.of_kind(call.assume, "codelet", "host"))
     program, assume = choice.program, call.assume
     unread = unread_by(program, assume)
     if unread:  # pinned, it would change nothing: refused, not dropped (as refuse_unread does for presets)
