@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 
+_MISSING = object()
+
+
 @dataclass(frozen=True)
 class Pinned(Mapping):
     """An immutable ``{name: value}`` of pinned assumptions (hashable: part of cost caches' keys)."""
@@ -25,11 +28,19 @@ class Pinned(Mapping):
             return values
         return cls(tuple(sorted((str(k), float(v)) for k, v in (values or {}).items())))
 
-    def __getitem__(self, name: str) -> float:
+    def get(self, name: str, default=None):
+        """``name``'s value, else ``default`` (an estimator's own constant): no exception on a miss, since
+        the codelets' cost routes ask on every call and usually nothing is pinned."""
         for k, v in self.items_:
             if k == name:
                 return v
-        raise KeyError(name)
+        return default
+
+    def __getitem__(self, name: str) -> float:
+        value = self.get(name, _MISSING)
+        if value is _MISSING:
+            raise KeyError(name)
+        return value
 
     def __iter__(self):
         return (k for k, _ in self.items_)

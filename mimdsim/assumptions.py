@@ -305,19 +305,14 @@ def for_preset(kind: str, preset: str) -> list[Assumption]:
 
 
 def spec_overrides(kind: str, preset: str, values: dict) -> dict:
-    """``{field: value}`` that sets the ``kind`` ("chip" or "gpu") entries of ``values`` on a spec."""
+    """``{field: value}`` that sets the ``kind`` ("chip", "gpu", "systolic" or "framework") entries of ``values``
+    that apply to ``preset`` on its spec."""
     out = {}
     for name, v in values.items():
         a = REGISTRY[name]
         if a.kind == kind and a.applies(preset):
             out[a.field] = int(v) if a.field.endswith("_cycles") and float(v).is_integer() else v
     return out
-
-
-def pinned_fields(kind: str, preset: str, pinned: Pinned) -> dict:
-    """``{field: value}`` of the entries of ``kind`` in ``pinned`` that apply to ``preset`` (a framework's
-    host constants, read by :func:`mimdsim.gpu.framework.framework` when a band or ``--assume`` pins them)."""
-    return spec_overrides(kind, preset, pinned)
 
 
 def register(a: Assumption) -> None:

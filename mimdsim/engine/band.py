@@ -133,6 +133,7 @@ class Recoster:
         costs.layouts, costs.touched = self._layouts, frozenset()
         costs.n_tiles, costs.free = self.system.tiles, free
         base = {n: A.value(n, self.pinned) for n in self._reads_any}
+        run_codelets = A.of_kind(self.pinned, "codelet")  # the codelet values the run held, moved on top
         delta = 0.0
         for i, (rec, reads) in enumerate(zip(self.recorded, self._reads)):
             if not reads & moved.keys():
@@ -140,7 +141,7 @@ class Recoster:
             key = (i, tuple((n, moved.get(n, base[n])) for n in sorted(reads)))
             if key not in self._per:
                 vals = {n: v for n, v in key[1] if v != base[n]}
-                costs.tile = self._tile(A.of_kind(self.pinned, "codelet") | vals)
+                costs.tile = self._tile(run_codelets | vals)
                 costs.static = self._static.setdefault(costs.tile.pinned, {})
                 codelets = frozenset(c for n in vals for c in A.REGISTRY[n].codelets)
                 self._per[key] = self._costs(rec, costs, lambda s: any(vs.codelet in codelets for vs in s.compute))

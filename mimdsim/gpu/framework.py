@@ -73,11 +73,12 @@ def framework(name: str | FrameworkSpec = "pytorch-eager", pinned: Pinned = NOTH
     """The framework's spec, with the host constants ``pinned`` holds (a band's corner or ``--assume``:
     eager_*) set on it."""
     if isinstance(name, FrameworkSpec):  # a spec of the caller's: the pins that apply to its name still hold
-        held = A.pinned_fields("framework", name.name, pinned)
-        return dataclasses.replace(name, **held) if held else name
-    check_choice("framework", name, tuple(FRAMEWORKS))
-    held = A.pinned_fields("framework", name, pinned)
-    return dataclasses.replace(FRAMEWORKS[name], **held) if held else FRAMEWORKS[name]
+        spec = name
+    else:
+        check_choice("framework", name, tuple(FRAMEWORKS))
+        spec = FRAMEWORKS[name]
+    held = A.spec_overrides("framework", spec.name, pinned)
+    return dataclasses.replace(spec, **held) if held else spec
 
 
 def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarray]:
