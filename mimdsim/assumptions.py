@@ -197,6 +197,59 @@ _add("bow_host_bytes_per_second", ETHERNET_100G, ETHERNET_100G, PCIE_GEN4_X16, "
      "machine's four IPUs (12.5 GB/s line rate, docs/cost-model.md §7.4), assumed the same in a Bow-2000; high: "
      "the IPU's own PCIe Gen4 x16 to the gateway (31.5 GB/s one way, GC), if a Bow-2000's host streams do not "
      "cross one such NIC", domain=(1e6, 1e15))
+# ---- the study's TensorFlow/XLA program (kind "framework": FrameworkSpec fields of tensorflow-keras-xla) ---
+# How XLA:GPU of TensorFlow 2.8-2.10 runs graphcore_snn's train_gpu (mimdsim/gpu/xla.py,
+# mimdsim/workloads/snn/baselines/keras_rnn.py; sources in docs/gpu-model.md, "The study's GPU program").
+# Runtime figures are microbenchmarks of other software on other hosts; build choices are what the
+# evidence leaves open (0/1 or a count), each range spanning the options.
+_XLA = ("tensorflow-keras-xla",)
+_add("xla_kernel_issue_s", 4e-6, 2.6e-6, 7.5e-6, "s per kernel", "framework.kernel_issue_s", _XLA,
+     "host time for XLA's KernelThunk to launch one kernel on the stream: a raw cuLaunchKernel is 3.0-3.3 us "
+     "(meta-pytorch/tritonbench PR #1017, GB200) and an asynchronous enqueue 2.62-2.81 us (ahrefs/ocannl issue "
+     "#488, RTX 5070 Ti laptop, CUDA 13.3), plus the thunk's buffer-address lookup (no measurement found): value "
+     "4 us; low, the bare enqueue 2.6 us; high, a launch with its stream sync, 7.46 us (ocannl #488)",
+     domain=(0, 1e-3))
+_add("xla_kernel_gap_s", 1e-6, 0.5e-6, 3e-6, "s per kernel", "framework.kernel_gap_s", _XLA,
+     "device time between two kernels already queued on one stream: a CUDA graph's per-node cost 0.58 us "
+     "(ahrefs/ocannl issue #488) as the floor of the device's own dispatch; high, the ~3 us 'to launch a kernel "
+     "from a stream if it is enqueued beforehand' (facebookincubator/velox PR #6096, RTX 3080); value 1 us",
+     domain=(0, 1e-3))
+_add("xla_loop_sync_s", 6e-6, 4e-6, 12e-6, "s per evaluation", "framework.loop_sync_s", _XLA,
+     "per WhileThunk condition evaluation, beyond the condition kernel: the 1-byte predicate copy to a host bool "
+     "(ThenMemcpy) and the host's return from BlockHostUntilDone before it issues the body (while_thunk.cc). "
+     "Launch + stream sync per kernel 6.29-7.46 us against a 2.62-2.81 us enqueue (ahrefs/ocannl #488) puts the "
+     "sync near 4 us, the low end; a small D2H copy adds its own latency; high, 12 us, 1.5x QuantEcon's 8.05 us per "
+     "lax.scan iteration on a T4 (QuantEcon/lecture-python-programming PR #437), whose thunk kind is not known",
+     domain=(0, 1e-3))
+_add("tf_step_call_s", 100e-6, 30e-6, 300e-6, "s per step", "framework.step_call_s", _XLA,
+     "host work per training step outside the executable (Keras' train_function: one iteration of its tf.range "
+     "loop in the TensorFlow executor, IteratorGetNext of the prefetched batch, the XLA launch op); no "
+     "measurement found: 30-300 us spans TensorFlow op-dispatch figures of 5-50 us per op (tensorflow/tensorflow "
+     "issues #120, #48844) over the handful of ops involved", domain=(0, 0.1))
+_add("tf_input_bytes_per_second", 10e9, 5e9, 24e9, "B/s", "framework.input_bytes_per_second", _XLA,
+     "the dense float32 batch copied from pageable host memory to the GPU each step (no prefetch_to_device): "
+     "pinned host-to-device on A100 hosts 12.3 GB/s (router-gao/cuda-demo, A100-SXM4 VM, 32 MB) to 22.7-26.2 "
+     "GB/s (jdh4/della-gpu-A100, A100-PCIE, 100 MB-1 GB); pageable copies are staged and slower: value 10 GB/s; "
+     "low 5 GB/s; high 24 GB/s, a pinned copy's rate", domain=(1e8, 1e12))
+_add("xla_forward_loop_waits", 0, 0, 1, "0/1", "framework.forward_loop_waits", _XLA,
+     "the forward time loop as a ForThunk (0: no condition kernel, no predicate copy, no host wait) or a "
+     "WhileThunk (1): XLA simplifies its condition to counter < T in TF 2.10.0 and 2.12.1 (HLO dumps, "
+     "docs/research/study-gpu-program.md) so WhileLoopTripCountAnnotator finds the trip count and HandleWhile "
+     "builds a ForThunk; 1 for a TF 2.8/2.9 build whose simplifier kept the two counters (not checked)",
+     domain=(0, 1))
+_add("xla_backward_list_copies", 0, 0, 2, "copies per list per iteration", "framework.backward_list_copies", _XLA,
+     "whole-buffer copies of each layer's [T, B, N] output-gradient list per backward iteration: CPU-XLA inserts "
+     "2 (copy insertion resolving the TensorListSetItem read/write, TF 2.10.0 and 2.12.1 dumps); the GPU pipeline "
+     "runs LoopScheduleLinearizer before copy insertion to avoid exactly such copies (gpu_compiler.cc of that "
+     "era), so 0 is taken, 2 the high end", domain=(0, 2))
+_add("xla_wgrad_in_gemm", 1, 0, 1, "0/1", "framework.wgrad_in_gemm", _XLA,
+     "dW += x^T dI as one cuBLAS GEMM with beta = 1 (1: GemmRewriter folds the add into the GEMM, "
+     "tensorflow/compiler/xla/service/gpu/gemm_rewriter) or a GEMM and a separate add kernel (0, what CPU-XLA's "
+     "dump keeps); whether the rewrite fires on a loop-carried accumulator was not checked on a GPU",
+     domain=(0, 1))
+_add("tf_adam_kernels_per_weight", 1, 1, 2, "kernels per weight", "framework.update_kernels_per_weight", _XLA,
+     "ResourceApplyAdam per weight (keras v2.10.0 optimizer_v2/adam.py) lowered by tf2xla to element-wise HLO: "
+     "one multi-output loop fusion (1) or split in two (2); not checked on a GPU", domain=(1, 4))
 # ---- eager PyTorch's host work (kind "framework": FrameworkSpec fields of the pytorch-eager preset) ---
 # Measured on this project's CPU, not the studies' GPU hosts (docs/gpu-model.md, Frameworks): each range
 # runs from the lowest median measured here (benchmarks/eager_host.py, 2026-11-30 and the later noisy

@@ -35,7 +35,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")  # mimdsim.workloads.snn.baselines.gpu_kernels.STRATEGIES (a test keeps them equal)
+GPU_STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled", "keras-rnn-xla")  # mimdsim.workloads.snn.baselines.gpu_kernels.STRATEGIES (a test keeps them equal)
 
 
 def _workload_choice() -> Setting:

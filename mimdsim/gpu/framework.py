@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import assumptions as A
 from ..kernels.assumed import NOTHING, Pinned
-from ..checks import check_choice, check_number
+from ..checks import check_choice, check_int, check_number
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,32 @@ class FrameworkSpec:
     optimizer_call_s: float  # per step: optimizer.step()'s Python-level work
     float32_matmul: str  # the matmul precision of float32 tensors by default: "fp32" or "tf32"
     while_iteration_s: float = 0.0  # per iteration of a device-side time loop (compiled frameworks)
+    # An XLA executable's runtime (mimdsim/gpu/xla.py): host time to issue one kernel thunk, device time
+    # between two queued kernels, a WhileThunk's predicate copy and host wake-up per evaluation, the host
+    # work per training step outside the executable, and the rate of the input's copy to the device
+    kernel_issue_s: float = 0.0
+    kernel_gap_s: float = 0.0
+    loop_sync_s: float = 0.0
+    step_call_s: float = 0.0
+    input_bytes_per_second: float = 0.0  # 0: the program copies no input per step
+    # What the compiler builds (choices, as numbers so a band can span them): the forward time loop as a
+    # WhileThunk (1) or a ForThunk (0); whole-buffer copies of each output-gradient list per backward
+    # iteration; a weight gradient accumulated inside its GEMM (1, beta = 1) or by a separate add (0);
+    # kernels per weight of the optimizer's update
+    forward_loop_waits: int = 0
+    backward_list_copies: int = 0
+    wgrad_in_gemm: int = 1
+    update_kernels_per_weight: int = 1
 
     def __post_init__(self):
-        for f in ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s", "while_iteration_s"):
+        for f in ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s", "while_iteration_s",
+                  "kernel_issue_s", "kernel_gap_s", "loop_sync_s", "step_call_s", "input_bytes_per_second"):
             check_number(f, getattr(self, f), low=0, where=f"framework {self.name!r}: ")
+        for f, high in (("forward_loop_waits", 1), ("backward_list_copies", 2), ("wgrad_in_gemm", 1),
+                        ("update_kernels_per_weight", 4)):
+            v = getattr(self, f)  # a pinned value arrives as a float: 1.0 is the choice 1, 0.5 no choice
+            v = int(v) if isinstance(v, float) and v.is_integer() else v
+            object.__setattr__(self, f, check_int(f, v, low=0, high=high, where=f"framework {self.name!r}: "))
         check_choice("float32_matmul", self.float32_matmul, ("fp32", "tf32"), where=f"framework {self.name!r}: ")
 
 
@@ -52,6 +74,14 @@ FRAMEWORKS = {
     "tensorflow-xla": FrameworkSpec("tensorflow-xla", "TensorFlow 2 + XLA (jit_compile, steps_per_execution)",
                                     host_forward_op_s=0.0, host_backward_op_s=0.0, loss_call_s=0.0,
                                     optimizer_call_s=0.0, float32_matmul="tf32", while_iteration_s=8e-6),
+    # The sparse-BPTT study's own GPU program (graphcore_snn train_gpu, TensorFlow 2.8-2.10 + XLA, as its
+    # code builds it; mimdsim/workloads/snn/baselines/keras_rnn.py): every runtime and build figure below is
+    # a named assumption (mimdsim/assumptions.py, xla_* and tf_*), its sources in docs/gpu-model.md
+    "tensorflow-keras-xla": FrameworkSpec(
+        "tensorflow-keras-xla", "TensorFlow 2.8-2.10 Keras RNN + XLA:GPU (jit_compile, one executable per step)",
+        host_forward_op_s=0.0, host_backward_op_s=0.0, loss_call_s=0.0, optimizer_call_s=0.0, float32_matmul="tf32",
+        kernel_issue_s=4e-6, kernel_gap_s=1e-6, loop_sync_s=6e-6, step_call_s=100e-6, input_bytes_per_second=10e9,
+        forward_loop_waits=0, backward_list_copies=0, wgrad_in_gemm=1, update_kernels_per_weight=1),
     # mimdsim's hand-written baselines (per-step, fused CUDA graph, sparse): kernels as a CUDA program
     # would launch them, float32 on the CUDA cores unless asked otherwise
     "cuda": FrameworkSpec("cuda", "hand-written CUDA (kernel launches only)", host_forward_op_s=0.0,
@@ -60,7 +90,7 @@ FRAMEWORKS = {
 
 # which framework runs each GPU strategy
 STRATEGY_FRAMEWORK = {"eager": "pytorch-eager", "compiled": "tensorflow-xla", "per-step": "cuda", "fused": "cuda",
-                      "sparse": "cuda"}
+                      "sparse": "cuda", "keras-rnn-xla": "tensorflow-keras-xla"}
 
 
 def default_precision(strategy: str, gpu_spec) -> str:

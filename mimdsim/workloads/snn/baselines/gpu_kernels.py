@@ -26,13 +26,14 @@ from ....energy import gpu_energy, kernel_activity
 from ....errors import ConfigError, OutOfDeviceMemory
 from ....gpu.model import Kernel, gemm, kernel_seconds, weight_gemm
 from ....kernels.assumed import NOTHING, Pinned
+from . import keras_rnn
 from .eager import weight_elements
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
 from ....checks import check_choice, check_fractions
 from ..step import check_step
 
-STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled")
+STRATEGIES = ("per-step", "fused", "sparse", "eager", "compiled", "keras-rnn-xla")
 
 
 STATES = {"leaky": 1, "lapicque": 1, "synaptic": 2, "alpha": 3}
@@ -197,8 +198,12 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     e = spec.bytes_per_element(precision)
 
     specs = getattr(net, "specs", None)
-    memory = device_memory(sizes, timesteps, batch_size, strategy=strategy, e=e, optimizer=optimizer,
-                           activity=acts, specs=specs)
+    if strategy == "keras-rnn-xla":
+        keras_rnn.check_network(net)
+        memory = keras_rnn.device_memory(sizes, timesteps, batch_size, optimizer)
+    else:
+        memory = device_memory(sizes, timesteps, batch_size, strategy=strategy, e=e, optimizer=optimizer,
+                               activity=acts, specs=specs)
     used = sum(memory.values())
     if check_memory and used > spec.hbm_bytes:
         halves = [p for p in ("fp16", "bf16") if p in spec.matrix_precisions]
@@ -208,6 +213,9 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
             f"but it has {spec.hbm_bytes:,} B ("
             + ", ".join(f"{k} {v:,} B" for k, v in memory.items() if v) + f"). {hint}.")
 
+    if strategy == "keras-rnn-xla":
+        return keras_rnn.keras_rnn_report(net, spec, int(timesteps), int(batch_size), precision, optimizer, fw, memory,
+                                          pinned)
     if strategy == "eager":
         from . import eager_trace
         if eager_trace.source(eager_source) == "trace":
