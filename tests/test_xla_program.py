@@ -167,3 +167,21 @@ def test_the_timeline_costs_each_distinct_kernel_once(monkeypatch):
     tl = step_timeline([Loop("f", "forward", 100, body, "for")], A100, "fp32", runtime(kernel_issue_s=1e-6))
     assert tl.kernels == 4000 and len(calls) == 40
     assert tl.seconds == pytest.approx(1e-6 + 4000 * (3e-6 + FW.kernel_gap_s))  # device-bound after the first issue
+
+
+def test_the_study_comparison_example_prints_every_column_it_promises():
+    # the example's own functions on a small configuration (the 12 study points are its command's job)
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples/finkbeiner2024_gpu_baseline.py"
+    spec = importlib.util.spec_from_file_location("gpu_baseline", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    point = {"hidden_layers": 2, "max_activity": 0.1, "sizes": [200, 64, 64, 10], "capacities": [20, 6, 6, 2],
+             "measured_ms_per_step": None}
+    r = example.row(point, "a100-40gb")
+    assert r["host_waits"] == 101 and r["kernels"] > 0 and r["speedup"] > 0
+    assert r["speedup_band"][0] <= r["speedup"] <= r["speedup_band"][1]
+    text = example.format_rows([r])
+    assert "2 hidden, 10%" in text and "a100-40gb" in text and f"{r['kernels']:,}" in text

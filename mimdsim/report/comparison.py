@@ -132,6 +132,10 @@ class Comparison(JsonOutput):
                 if r.energy else "-")
             row("samples/J", lambda r: f"{r.energy['samples_per_joule']:,.1f}" if r.energy else "-")
         row("memory", _memory)
+        if any("kernel_launches" in r.placement for _, r in self.gpu.items()):  # what the step costs the host
+            row("kernels/step", lambda r: f"{r.placement['kernel_launches']:,}" if r.platform == "gpu"
+                and "kernel_launches" in r.placement else "-")
+            row("host waits/step", lambda r: _host_waits(r))
         if any("bound" in r.placement for _, r in cols):
             row("bound", lambda r: r.placement.get("bound", "-"))
         lines.append(f"  {'speedup MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
@@ -164,12 +168,24 @@ class Comparison(JsonOutput):
                                  f"\"{r.placement['compile_mode']}\") runs it: {r.placement['kernel_launches']:,} "
                                  f"kernels in {r.placement['cuda_graphs']} CUDA graph(s), "
                                  f"{r.placement['host_syncs']} host sync(s) per step, B = {r.batch_size}")
+                elif r.placement.get("strategy") == "keras-rnn-xla":
+                    lines.append(f"  note: {k}: the sparse-BPTT study's own GPU program (graphcore_snn train_gpu: a "
+                                 f"Keras RNN, TensorFlow 2.8-2.10 + XLA, float32 with TF32 matmuls), its forward loop "
+                                 f"a {r.placement['forward_loop']}, its backward a WhileThunk (docs/gpu-model.md)")
                 elif r.placement.get("eager_source") == "census":
                     lines.append(f"  note: {k}: the hand census of snnTorch 1.0's ops (torch or snnTorch not "
                                  f"installed: pip install \"mimdsim[torch]\" to trace them; docs/gpu-model.md)")
         else:
             lines += [Message(f"  note ({name}): ", n) for name, r in cols for n in r.notes[:3]]
         return Message(*join(*lines, sep="\n"))
+
+
+def _host_waits(r: Report) -> str:
+    """Times per step the host waits for the GPU (an XLA WhileThunk's predicate, an eager ``.item()``)."""
+    if r.platform != "gpu":
+        return "-"
+    waits = r.placement.get("host_waits", r.placement.get("host_syncs"))
+    return "-" if waits is None else f"{waits:,}"
 
 
 def _memory(r: Report) -> str:

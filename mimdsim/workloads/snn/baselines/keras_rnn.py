@@ -169,6 +169,9 @@ def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, opti
         steps[name] = {"count": int(sel.sum()), "phase": str(tl.phases[sel][0]), **rec}
     kernels = kernels_per_step(program)
     thunk = "WhileThunk" if fw.forward_loop_waits else "ForThunk"
+    waited = sum(tl.by(tl.kinds, k)[w] for k, w in (("compute", "launch"), ("sync", "sync"), ("host", "host"),
+                                                   ("call", "host")))
+    bound = "host" if waited > 0.5 * tl.seconds else "device"  # as for eager: who the step waits on
     used = sum(memory.values())
     report = Report(
         architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"keras-rnn-xla {precision}",
@@ -176,7 +179,7 @@ def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, opti
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": "keras-rnn-xla", "framework": fw.name, "precision": precision, "optimizer": optimizer,
                    "kernel_launches": tl.kernels, "host_waits": tl.host_waits, "forward_loop": thunk,
-                   "host_scale": host_scale, **({"host": host} if host else {})},
+                   "bound": bound, "host_scale": host_scale, **({"host": host} if host else {})},
         notes=[f"the study's Keras RNN under XLA ({fw.description}), precision {precision}: {tl.kernels} kernels "
                f"and {tl.host_waits} host waits per step (forward loop a {thunk}, backward a WhileThunk); "
                f"input {program[0].nbytes / 1e6:.1f} MB copied from the host per step (docs/gpu-model.md)"],
