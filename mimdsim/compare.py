@@ -10,7 +10,7 @@ from . import assumptions as A
 from .arch import as_system
 from .arch.gpu import GpuSpec, gpu as gpu_spec
 from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
-from .errors import ConfigError, Message, OutOfDeviceMemory, Param
+from .errors import ConfigError, Message, OutOfDeviceMemory, Param, UnsupportedModel
 from .report.comparison import Comparison
 from .checks import check_choice
 from .workloads.snn.baselines.gpu_kernels import STRATEGIES, estimate
@@ -78,7 +78,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
                             check_memory=check, pinned=held | moved)
         try:
             others[s] = at(spec)
-        except OutOfDeviceMemory as e:
+        except (OutOfDeviceMemory, UnsupportedModel) as e:  # too large for the GPU, or a program for another model
             refused[s] = Message(*e.parts)  # its parameters kept: the command line names their flags
             continue
         if band:  # memory does not move with a time assumption: checked once

@@ -7,7 +7,7 @@ import pytest
 
 from mimdsim import assumptions as A
 from mimdsim.arch.gpu import gpu
-from mimdsim.errors import ConfigError
+from mimdsim.errors import ConfigError, UnsupportedModel
 from mimdsim.gpu.framework import FRAMEWORKS, framework
 from mimdsim.gpu.model import Kernel, kernel_seconds
 from mimdsim.gpu.xla import HostCopy, Loop, kernels_per_step, step_timeline
@@ -145,9 +145,9 @@ def test_each_build_choice_moves_the_step_its_way():
 
 def test_the_study_program_refuses_models_its_software_never_builds():
     net = Network.build([100, 50, 10], ZOO["synaptic"], loss="ce_count")
-    with pytest.raises(ConfigError, match="keras-rnn-xla.*synaptic.*compiled"):
+    with pytest.raises(UnsupportedModel, match="keras-rnn-xla.*synaptic.*compiled"):
         estimate(net, "a100-40gb", timesteps=10, batch_size=4, strategy="keras-rnn-xla")
-    with pytest.raises(ConfigError, match="biases"):
+    with pytest.raises(UnsupportedModel, match="biases"):
         estimate(Network.build([100, 50, 10], ZOO["leaky"], bias=True, loss="ce_count"), "a100-40gb", timesteps=10,
                  batch_size=4, strategy="keras-rnn-xla")
 
@@ -185,3 +185,12 @@ def test_the_study_comparison_example_prints_every_column_it_promises():
     assert r["speedup_band"][0] <= r["speedup"] <= r["speedup_band"][1]
     text = example.format_rows([r])
     assert "2 hidden, 10%" in text and "a100-40gb" in text and f"{r['kernels']:,}" in text
+
+
+def test_compare_lists_the_study_program_as_refused_for_a_model_it_cannot_be():
+    from mimdsim import compare
+
+    net = Network.build([100, 50, 10], ZOO["synaptic"], loss="ce_count")
+    c = compare(net, "ipu-mk2", strategies=["keras-rnn-xla", "fused"], timesteps=10, batch_size=4,
+                activity=0.1, band=False)
+    assert set(c.gpu) == {"fused"} and "synaptic" in c.refused["keras-rnn-xla"]

@@ -30,7 +30,7 @@ The model knows no GPU here beyond the costing in :mod:`mimdsim.gpu.xla`.
 from __future__ import annotations
 
 from ....energy import gpu_energy, kernel_activity
-from ....errors import ConfigError
+from ....errors import UnsupportedModel
 from ....gpu.framework import FrameworkSpec
 from ....gpu.model import Kernel, gemm, weight_gemm
 from ....gpu.xla import HostCopy, Loop, kernels_per_step, step_timeline
@@ -142,7 +142,7 @@ def check_network(net) -> None:
                  | {"a trained decay or threshold" for s in specs if s.learn_beta or s.learn_threshold}
                  | ({"biases"} if any(b is not None for b in (getattr(net, "biases", None) or ())) else set()))
     if odd:
-        raise ConfigError(f"strategy keras-rnn-xla is the sparse-BPTT study's own Keras program (a feed-forward "
+        raise UnsupportedModel(f"strategy keras-rnn-xla is the sparse-BPTT study's own Keras program (a feed-forward "
                           f"LIF cell without biases); this network has {', '.join(odd)}: use strategy compiled (a "
                           f"generic XLA time loop) or eager for it")
 
