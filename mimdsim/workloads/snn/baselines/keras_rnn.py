@@ -81,9 +81,10 @@ def step_program(sizes, timesteps: int, batch: int, fw: FrameworkSpec, optimizer
         else:
             backward.append(g)
             backward.append(_vector(f"L{l}.bwd_wgrad_add", "backward", weights[l - 1], 3 * e * weights[l - 1]))
-        if l > 1:  # dI_l W_l against this step's popped copy of W_l (a new buffer each step: from HBM)
-            backward.append(gemm(f"L{l}.bwd_input_gemm", "backward", B, n[l - 1], n[l], e, 1))
+        if l > 1:  # dI_l W_l against this step's copy of W_l, popped (materialised: a cuBLAS operand) just before
             backward.append(_vector(f"L{l}.bwd_pop_weight", "backward", 0, 2 * e * weights[l - 1]))
+            backward.append(weight_gemm(f"L{l}.bwd_input_gemm", "backward", B, n[l - 1], n[l], e, 1,
+                                        e * weights[l - 1], e * weights[l - 1]))  # read from L2 if the copy fits
         backward.append(_vector(f"L{l}.bwd_pop_activations", "backward", 0, 2 * e * B * n[l]))
         backward.append(_vector(f"L{l}.bwd_surrogate", "backward", 6 * B * n[l], 3 * e * B * n[l]))
         backward.append(_vector(f"L{l}.bwd_chain", "backward", 2 * B * n[l], 3 * e * B * n[l], 2))
