@@ -59,7 +59,7 @@ def test_a_while_thunk_waits_once_per_evaluation():
     first = 4e-6 + run + 6e-6
     later = max(4e-6 + run, 2 * 4e-6) + run + 6e-6
     assert tl.seconds == pytest.approx(first + T * later)
-    parts = tl.by(tl.phases, "backward")
+    parts = tl.summary("phase")["backward"]
     assert parts["sync"] == pytest.approx((T + 1) * 6e-6)
     # the device waited for the issue of the first condition, of every body, and of every condition the
     # host had not issued by the time the body ended
@@ -69,7 +69,7 @@ def test_a_while_thunk_waits_once_per_evaluation():
 def test_a_host_copy_is_waited_for_and_the_step_call_is_host_time():
     fw = dataclasses.replace(FW, input_bytes_per_second=10e9, step_call_s=100e-6)
     tl = step_timeline([HostCopy("in", "io", 20e6), tiny()], A100, "fp32", fw)
-    io = tl.by(tl.phases, "io")
+    io = tl.summary("phase")["io"]
     assert io["host"] == pytest.approx(100e-6 + 2e-3)
     assert tl.host_waits == 0 and tl.kernels == 1
 

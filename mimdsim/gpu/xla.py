@@ -71,29 +71,41 @@ class HostCopy:
 
 @dataclass
 class Timeline:
-    """Every op of one step in issue order: name, phase, kind ("compute" kernels, "sync" predicate copies,
-    "host" copies, "call" the host's per-step work before the executable), device seconds, and the seconds
-    the device waited for the host before it."""
+    """Every op of one step in issue order, as ``order`` (indices into the distinct ops: their ``names``,
+    ``phases`` and ``kinds`` — "compute" kernels, "sync" predicate copies, "host" copies, "call" the host's
+    per-step work before the executable), with each op's device seconds and the seconds the device waited
+    for the host before it."""
 
-    names: np.ndarray
+    order: np.ndarray
+    names: np.ndarray  # per distinct op
     phases: np.ndarray
     kinds: np.ndarray
-    device_s: np.ndarray
+    device_s: np.ndarray  # per op in issue order
     wait_s: np.ndarray
     seconds: float
     kernels: int  # kernel launches per step
     host_waits: int  # times per step the host blocks until the stream drains
 
-    def by(self, key: np.ndarray, value: str) -> dict:
-        """Seconds per kind of time ("compute", "launch", "sync", "host") of the ops whose ``key`` is ``value``."""
-        sel = key == value
-        out = dict.fromkeys(OP_KINDS, 0.0)
-        for kind in ("compute", "sync", "host"):
-            out[kind] = float(self.device_s[sel & (self.kinds == kind)].sum())
-        call = self.kinds == "call"
-        out["launch"] = float(self.wait_s[sel & ~call].sum())
-        out["host"] += float(self.wait_s[sel & call].sum())
-        return out
+    def summary(self, field: str) -> dict:
+        """``{value of field: {"count", "phase", "compute", "launch", "sync", "host"}}`` over the ops, ``field``
+        "name", "phase" or "kind": kernel and copy time by kind, the device's waits for the host's issue as
+        "launch" (for the per-step call, "host")."""
+        values = {"name": self.names, "phase": self.phases, "kind": self.kinds}[field]
+        keys, code = np.unique(values.astype(str), return_inverse=True)
+        per_op = code[self.order]
+        kind = self.kinds.astype(str)[self.order]
+
+        def total(weights):
+            return np.bincount(per_op, weights=weights, minlength=len(keys))
+
+        call = kind == "call"
+        parts = {"count": total(np.ones(per_op.size)),
+                 **{k: total(np.where(kind == k, self.device_s, 0.0)) for k in ("compute", "sync")},
+                 "launch": total(np.where(call, 0.0, self.wait_s)),
+                 "host": total(np.where(kind == "host", self.device_s, 0.0) + np.where(call, self.wait_s, 0.0))}
+        phase_of = dict(zip(values.astype(str), self.phases.astype(str)))
+        return {key: {"count": int(parts["count"][i]), "phase": phase_of[key],
+                      **{k: float(parts[k][i]) for k in OP_KINDS}} for i, key in enumerate(keys)}
 
 
 def _op_indices(program, table: list) -> np.ndarray:
@@ -141,9 +153,8 @@ def step_timeline(program, spec: GpuSpec, precision: str, fw: FrameworkSpec, hos
     syncs_t = np.array([r[4] for r in table], dtype=bool)
     kinds = kinds_t[order]
     total, wait = synchronised_timeline(issue_t[order], device_t[order], syncs_t[order])
-    return Timeline(np.array([r[0] for r in table], dtype=object)[order],
-                    np.array([r[1] for r in table], dtype=object)[order], kinds, device_t[order], wait, total,
-                    int((kinds == "compute").sum()), int((kinds == "sync").sum()))
+    return Timeline(order, np.array([r[0] for r in table], dtype=object), np.array([r[1] for r in table], dtype=object),
+                    kinds_t, device_t[order], wait, total, int((kinds == "compute").sum()), int((kinds == "sync").sum()))
 
 
 def kernels_per_step(program) -> list:

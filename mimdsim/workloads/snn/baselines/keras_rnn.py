@@ -160,18 +160,13 @@ def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, opti
     tl = step_timeline(program, spec, precision, fw, host_scale)
     hz = spec.clock_hz
     cycles = empty_cycles(KINDS)
-    for phase in cycles:
-        for kind, s in tl.by(tl.phases, phase).items():
-            cycles[phase][kind] = s * hz
-    steps = {}
-    for name in dict.fromkeys(tl.names):
-        sel = tl.names == name
-        rec = {k: v * hz for k, v in tl.by(tl.names, name).items()}
-        steps[name] = {"count": int(sel.sum()), "phase": str(tl.phases[sel][0]), **rec}
+    for phase, rec in tl.summary("phase").items():
+        cycles[phase] = {k: rec[k] * hz for k in KINDS}
+    steps = {name: {"count": rec["count"], "phase": rec["phase"], **{k: rec[k] * hz for k in KINDS}}
+             for name, rec in tl.summary("name").items()}
     kernels = kernels_per_step(program)
     thunk = "WhileThunk" if fw.forward_loop_waits else "ForThunk"
-    waited = sum(tl.by(tl.kinds, k)[w] for k, w in (("compute", "launch"), ("sync", "sync"), ("host", "host"),
-                                                   ("call", "host")))
+    waited = sum(rec[k] for rec in tl.summary("kind").values() for k in ("launch", "sync", "host"))
     bound = "host" if waited > 0.5 * tl.seconds else "device"  # as for eager: who the step waits on
     used = sum(memory.values())
     report = Report(
