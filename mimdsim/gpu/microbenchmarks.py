@@ -184,7 +184,9 @@ def _shape(row: dict) -> str:
         return f"{row['elements']} elements, {row['operands']} operands"
     if "bytes" in row:
         return f"{row['bytes']:,} B" + (f" {row['memory']}" if row.get("memory") else "")
-    return row.get("shape", "")
+    if "iterations" in row:
+        return f"{row['iterations']:,} iterations"
+    return "–"
 
 
 def markdown_table(points: list[dict] | None = None) -> str:
