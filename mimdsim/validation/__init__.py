@@ -255,6 +255,27 @@ def snn_libraries_gpu_points(doc, quick):
     return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35"
 
 
+
+def gpu_microbenchmarks_points(doc, quick):
+    """Each row the GPU model has a part for (:mod:`mimdsim.gpu.microbenchmarks`: its predictor, on the presets
+    the row's GPU can be), as a time: a copy's bandwidth becomes the seconds its bytes take. The band is the named
+    GPU assumptions'; the note is the row's documented state. Rows the model has no part for, or whose GPU no
+    preset matches, are left out (``mimdsim/gpu/microbenchmarks.py`` lists them)."""
+    from ..gpu.microbenchmarks import checks
+
+    out = []
+    for c in checks(doc["points"]):
+        if c.model is None:
+            continue
+        r = c.row
+        if r["unit"] == "B/s":  # seconds for the row's bytes; a higher rate is a shorter time
+            model, measured, band = (r["bytes"] / c.model, r["bytes"] / r["value"],
+                                     [r["bytes"] / c.band[1], r["bytes"] / c.band[0]])
+        else:
+            model, measured, band = c.model, r["value"], list(c.band)
+        out.append(Point(r["id"], model, measured, "s", model / measured, c.state, band=band))
+    return out, "a row on an unnamed or non-preset GPU is compared where every preset it could be gives one figure"
+
 # Every stored source by name, as the workloads declare them (mimdsim/workloads/<name>/workload.py): the chip's
 # first, then the CPU's, then the GPU's.
 SOURCES = validation_sources()

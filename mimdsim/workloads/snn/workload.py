@@ -106,5 +106,6 @@ WORKLOAD = Workload(
     validation=(Source("study-log", "chip", "mimdsim.validation:study_log_points", takes_lists=True),
                 Source("sun-poptorch", "chip", "mimdsim.validation:sun_poptorch_points"),
                 Source("snntorch-gpu", "gpu", "mimdsim.validation:snntorch_gpu_points"),
-                Source("snn-libraries-gpu", "gpu", "mimdsim.validation:snn_libraries_gpu_points")),
+                Source("snn-libraries-gpu", "gpu", "mimdsim.validation:snn_libraries_gpu_points"),
+                Source("gpu-microbenchmarks", "gpu", "mimdsim.validation:gpu_microbenchmarks_points")),
 )
