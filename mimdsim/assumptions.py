@@ -214,13 +214,13 @@ _add("xla_kernel_gap_s", 1e-6, 0.5e-6, 3e-6, "s per kernel", "framework.kernel_g
      "(ahrefs/ocannl issue #488) as the floor of the device's own dispatch; high, the ~3 us 'to launch a kernel "
      "from a stream if it is enqueued beforehand' (facebookincubator/velox PR #6096, RTX 3080); value 1 us",
      domain=(0, 1e-3))
-_add("xla_loop_sync_s", 6e-6, 4e-6, 12e-6, "s per evaluation", "framework.loop_sync_s", _XLA,
+_add("xla_loop_sync_s", 9.4e-6, 4.7e-6, 32e-6, "s per evaluation", "framework.loop_sync_s", _XLA,
      "per WhileThunk condition evaluation, beyond the condition kernel: the 1-byte predicate copy to a host bool "
      "(ThenMemcpy) and the host's return from BlockHostUntilDone before it issues the body (while_thunk.cc). "
-     "Launch + stream sync per kernel 6.29-7.46 us against a 2.62-2.81 us enqueue (ahrefs/ocannl #488) puts the "
-     "sync near 4 us, the low end; a small D2H copy adds its own latency; high, 12 us, 1.5x QuantEcon's 8.05 us per "
-     "lax.scan iteration on a T4 (QuantEcon/lecture-python-programming PR #437), whose thunk kind is not known",
-     domain=(0, 1e-3))
+     "A 4-byte cudaMemcpy device-to-host into a stack variable + cudaStreamSynchronize takes 9.19-9.67 us at its "
+     "unloaded minimum, pinned or pageable (kekzl/imp issue #1654, RTX 5090): value 9.4 us; low, 4.7 us, one small "
+     "kernel launched and waited for with a busy-wait sync (JuliaGPU/CUDA.jl PR #896); high, the same source's "
+     "median round trip on a busy machine, 32 us", domain=(0, 1e-3))
 _add("tf_step_call_s", 100e-6, 30e-6, 300e-6, "s per step", "framework.step_call_s", _XLA,
      "host work per training step outside the executable (Keras' train_function: one iteration of its tf.range "
      "loop in the TensorFlow executor, IteratorGetNext of the prefetched batch, the XLA launch op); no "

@@ -80,7 +80,7 @@ FRAMEWORKS = {
     "tensorflow-keras-xla": FrameworkSpec(
         "tensorflow-keras-xla", "TensorFlow 2.8-2.10 Keras RNN + XLA:GPU (jit_compile, one executable per step)",
         host_forward_op_s=0.0, host_backward_op_s=0.0, loss_call_s=0.0, optimizer_call_s=0.0, float32_matmul="tf32",
-        kernel_issue_s=4e-6, kernel_gap_s=1e-6, loop_sync_s=6e-6, step_call_s=100e-6, input_bytes_per_second=10e9,
+        kernel_issue_s=4e-6, kernel_gap_s=1e-6, loop_sync_s=9.4e-6, step_call_s=100e-6, input_bytes_per_second=10e9,
         forward_loop_waits=0, backward_list_copies=0, wgrad_in_gemm=1, update_kernels_per_weight=1),
     # mimdsim's hand-written baselines (per-step, fused CUDA graph, sparse): kernels as a CUDA program
     # would launch them, float32 on the CUDA cores unless asked otherwise

@@ -27,14 +27,19 @@ Imported by: validation (the ``gpu-microbenchmarks`` source of ``mimdsim validat
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import assumptions as A
 from ..arch.gpu import GpuSpec, gpu
 from ..engine.band import band, drivers_of, gpu_spec_with
+from ..kernels.assumed import NOTHING, Pinned
+from .framework import framework
 from .model import Kernel, gemm, host_link_bytes_per_second, kernel_seconds
+from .xla import Loop, step_timeline
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "validation" / "data" / "gpu_microbenchmarks.json"
 
@@ -66,11 +71,14 @@ TOLERANCE = {
 
 # Quantities the model has no part for yet: what is missing (the lead registers a predictor for each).
 PENDING = {
-    "xla_while_iteration_s": "XLA:GPU's while loop (a WhileThunk: the condition's kernel, a 1-byte device-to-host "
-                             "copy of the predicate and the host's wait, then the body's launches)",
-    "d2h_small_roundtrip_s": "a small device-to-host copy and the host's wait for it",
-    "host_synchronize_s": "a stream or context synchronisation on the host (BlockHostUntilDone)",
+    "host_synchronize_s": "a stream or context synchronisation on the host alone (BlockHostUntilDone): the model "
+                          "has it only inside a WhileThunk's predicate round trip (xla_loop_sync_s), not as a part",
 }
+# The XLA:GPU runtime whose named assumptions (kind "framework") the XLA rows' predictions and bands read
+XLA_FRAMEWORK = "tensorflow-keras-xla"
+TOLERANCE["xla_while_iteration_s"] = Tolerance(VALIDATION_FACTOR, "the tool's validation factor")
+TOLERANCE["d2h_small_roundtrip_s"] = Tolerance(VALIDATION_FACTOR, "the tool's validation factor; the rows print "
+                                               "their spread (minimum to maximum), held as the range")
 
 
 def _gemm_seconds(row: dict, spec: GpuSpec) -> float:
@@ -96,7 +104,26 @@ def _h2d_bytes_per_second(row: dict, spec: GpuSpec) -> float:
     return nbytes / (nbytes / host_link_bytes_per_second(spec) + spec.launch_overhead_s)
 
 
-PREDICTORS: dict[str, Callable[[dict, GpuSpec], float]] = {
+def _xla_loop_iteration_seconds(row: dict, spec: GpuSpec, pinned: Pinned = NOTHING) -> float:
+    """A loop with a static trip count and a one-kernel body of no work, as XLA:GPU runs it (a ForThunk; a
+    WhileThunk given its trip count does the same): per iteration, the host's issue of the body's kernel or
+    the kernel's floor and gap on the device, whichever is slower. The sources do not say how many kernels
+    the loop's body compiles to (the recurrence's fusion, its counter's increment, an output's update-slice:
+    1-3); one is the fewest."""
+    trips = 1000
+    body = (Kernel("body", "forward", "vector", 0.0, 0.0, 1),)
+    runtime = dataclasses.replace(framework(XLA_FRAMEWORK, pinned), step_call_s=0.0)  # the loop alone
+    tl = step_timeline([Loop("loop", "forward", trips, body, "for")], spec, "fp32", runtime)
+    return tl.seconds / trips
+
+
+def _d2h_roundtrip_seconds(row: dict, spec: GpuSpec, pinned: Pinned = NOTHING) -> float:
+    """A small device-to-host copy the host waits for: the model's WhileThunk predicate round trip."""
+    return framework(XLA_FRAMEWORK, pinned).loop_sync_s
+
+
+# fn(row, spec) -> the model's figure; a quantity in FRAMEWORK_QUANTITIES also takes the pinned framework values
+PREDICTORS: dict[str, Callable[..., float]] = {
     "gemm_seconds": _gemm_seconds,
     "elementwise_kernel_seconds": _elementwise_seconds,
     # the model charges launch_overhead_s per launch and splits no enqueue from a wait: it is the model's
@@ -108,7 +135,20 @@ PREDICTORS: dict[str, Callable[[dict, GpuSpec], float]] = {
     "graph_node_s": lambda row, spec: spec.graph_node_overhead_s,
     "graph_launch_s": lambda row, spec: spec.graph_launch_s,
     "h2d_bytes_per_second": _h2d_bytes_per_second,
+    "xla_while_iteration_s": _xla_loop_iteration_seconds,
+    "d2h_small_roundtrip_s": _d2h_roundtrip_seconds,
 }
+FRAMEWORK_QUANTITIES = {"xla_while_iteration_s", "d2h_small_roundtrip_s"}
+
+
+def _predict(row: dict, spec: GpuSpec, values: dict | None = None) -> float:
+    """The model's figure for ``row`` on ``spec`` with ``values`` (named assumptions) set."""
+    values = values or {}
+    fn = PREDICTORS[row["quantity"]]
+    if row["quantity"] in FRAMEWORK_QUANTITIES:
+        return fn(row, gpu_spec_with(spec, values), A.of_kind(Pinned.of(values), "framework"))
+    return fn(row, gpu_spec_with(spec, values))
+
 
 STATES = ("inside", "band", "outside", "unmatched", "pending")
 AGREE = 1.005  # presets whose figures differ by less than this factor give the model one figure
@@ -138,22 +178,23 @@ def rows() -> list[dict]:
     return load()["points"]
 
 
-def _band(row: dict, spec: GpuSpec, predict) -> tuple:
-    out = band(lambda values: predict(row, gpu_spec_with(spec, values)), drivers_of("gpu", spec, {}), 1,
-               predict(row, spec))
+def _band(row: dict, spec: GpuSpec) -> tuple:
+    drivers = drivers_of("gpu", spec, {})
+    if row["quantity"] in FRAMEWORK_QUANTITIES:
+        drivers += A.for_preset("framework", XLA_FRAMEWORK)
+    out = band(lambda values: _predict(row, spec, values), drivers, 1, _predict(row, spec))
     return tuple(out["seconds_per_step"])  # the band's low and high, whatever the unit
 
 
 def check(row: dict) -> Check:
     """The row against the model: its state, the model's figure and its band (see the module's text)."""
-    predict = PREDICTORS.get(row["quantity"])
-    if predict is None:
+    if row["quantity"] not in PREDICTORS:
         return Check(row, "pending")
     specs = [gpu(p) for p in row["compare_on"]]
-    figures = [predict(row, s) for s in specs]
+    figures = [_predict(row, s) for s in specs]
     if max(figures) > AGREE * min(figures):
         return Check(row, "unmatched")
-    bands = [_band(row, s, predict) for s in specs]
+    bands = [_band(row, s) for s in specs]
     low, high = min(b[0] for b in bands), max(b[1] for b in bands)
     model = figures[0]
     factor = TOLERANCE[row["quantity"]].factor

@@ -133,9 +133,9 @@ class Comparison(JsonOutput):
             row("samples/J", lambda r: f"{r.energy['samples_per_joule']:,.1f}" if r.energy else "-")
         row("memory", _memory)
         if any("kernel_launches" in r.placement for _, r in self.gpu.items()):  # what the step costs the host
-            row("kernels/step", lambda r: f"{r.placement['kernel_launches']:,}" if r.platform == "gpu"
+            row("kernels per step", lambda r: f"{r.placement['kernel_launches']:,}" if r.platform == "gpu"
                 and "kernel_launches" in r.placement else "-")
-            row("host waits/step", lambda r: _host_waits(r))
+            row("host waits per step", lambda r: _host_waits(r))
         if any("bound" in r.placement for _, r in cols):
             row("bound", lambda r: r.placement.get("bound", "-"))
         lines.append(f"  {'speedup MIMD/' + ('GPU' if snn else 'other'):<22}" + f"{'':>{w}}"
