@@ -211,8 +211,8 @@ def snntorch_gpu_points(doc, quick):
         if p["n"] not in by_n:
             by_n[p["n"]] = [snntorch07_phase_seconds(p["n"], GPU_ROWS_GPU, host=h) for h in hosts]
         model, *ends = [t[p["phase"]] for t in by_n[p["n"]]]
-        out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s", model / p["measured_seconds"],
-                         band=sorted(ends)))
+        out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s",
+                         model / p["measured_seconds"], band=sorted(ends)))
     return out, _host_stated()
 
 
