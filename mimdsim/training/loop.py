@@ -190,7 +190,8 @@ class _GpuTimer:
         self.precision, self.kind, self.T, self.B = precision, optimizer_kind, T, B
         self.cached = None
         self.note = None
-        self.host = host
+        from ..arch.host import host as host_preset
+        self.host = host_preset(host) if isinstance(host, str) else host  # a bad name fails before training starts
 
     def seconds(self, report) -> float | None:
         if self.gpu is None or self.note is not None:
