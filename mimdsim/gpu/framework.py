@@ -90,7 +90,7 @@ def reads_host(fw: FrameworkSpec) -> bool:
 
 def host_spec(host: str | HostSpec = MEASUREMENT_HOST, pinned: Pinned = NOTHING) -> HostSpec:
     """The host preset (or spec) with the host assumptions ``pinned`` holds for it (``--assume``, a band's corner)
-    set on it; a spec whose ``op_time_scale`` was set away from its entry's value keeps it (the user's value)."""
+    set on it (``mimdsim.engine.band.host_spec_with`` on a spec); a spec's own ``op_time_scale`` holds otherwise."""
     spec = host if isinstance(host, HostSpec) else host_preset(host)
     held = A.spec_overrides("hostcpu", spec.name, pinned)
     return spec.replace(**held) if held else spec
