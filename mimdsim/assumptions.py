@@ -34,9 +34,9 @@ class Assumption:
     low: float  # plausible range (reasoning below)
     high: float
     unit: str
-    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>" or
+    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>",
     # "host.<name>" (host time per event: a framework's work per call, a wait on the host; charged by a
-    # Launch whose host_call names it)
+    # Launch whose host_call names it) or "hostcpu.op_time_scale" (a GPU host's speed, HostSpec)
     presets: tuple  # the chip or GPU presets whose value this is
     reasoning: str  # why the value, and where the range comes from
     domain: tuple = (0.0, float("inf"))  # what --assume accepts (a sane value, not a plausible one)
@@ -269,6 +269,43 @@ _add("eager_loss_call_s", 250e-6, 190e-6, 290e-6, "s per call", "framework.loss_
 _add("eager_optimizer_call_s", 400e-6, 300e-6, 480e-6, "s per call", "framework.optimizer_call_s", _EAGER,
      "Adam.step()'s Python-level work for 4 parameters: 300-480 us measured on this machine (the spread is the "
      "range)", domain=(0, 1.0))
+# ---- GPU hosts (kind "hostcpu": HostSpec.op_time_scale of each host preset; docs/gpu-model.md, "Hosts") ----
+# A framework's per-op and per-call host times (the eager_* entries) were measured on this project's machine, the
+# genoa-vm preset (a Zen 4 EPYC guest, scale 1 by definition). On another host they scale by its single-thread speed
+# relative to that machine: the Genoa guest (its SKU hidden; TSC 2.6 GHz) taken as an EPYC 9654-class core at 3.5-3.7
+# GHz (PassMark single-thread 2,893 for the EPYC 9654, 3.7 GHz boost, fanaticosdelhardware.com), with AMD's IPC claims
+# Zen 2 -> Zen 3 +19 % (AnandTech's Milan review) and Zen 3 -> Zen 4 +13 % at 4 GHz (AMD, via PC Gamer and Club386)
+# and single-thread scores of the other cores (each entry). Each range spans the guest's unknown clock and how far a
+# CPU benchmark stands for Python + dispatcher code (branchy, cache-resident); none is a framework measured per host.
+_add("dgx_a100_op_time_scale", 1.46, 1.3, 1.6, "x host time per op", "hostcpu.op_time_scale", ("dgx-a100",),
+     "EPYC 7742 (Zen 2, 3.4 GHz boost) against the Zen 4 guest taken at 3.7 GHz: per clock Zen 4 = 1.19 x 1.13 = 1.34x"
+     " Zen 2 (AMD's launch claims, Zen 3 +19 % and Zen 4 +13 %), times clock 3.7 / 3.4 = 1.09 -> 1.46; low 1.3, the "
+     "guest at 3.5 GHz (1.38) and Zen 4's gain on dispatcher code 5 % below its geomean; high 1.6, the 7742 at 3.2 GHz"
+     " with its socket's other cores busy (1.55)", domain=(0.1, 10.0))
+_add("dgx_h100_op_time_scale", 1.2, 0.95, 1.35, "x host time per op", "hostcpu.op_time_scale", ("dgx-h100",),
+     "Xeon Platinum 8480C (Golden Cove, 3.8 GHz max turbo): Geekbench 5 single-core of a 2x Xeon Platinum 8468 (the "
+     "same core and turbo) 1,257 against 1,249 for a 2x EPYC 7763 (Zen 3, 3.5 GHz) (BenchLeaks, via bloglaralemi.com):"
+     " a Sapphire Rapids core runs like a Zen 3 core at 3.5 GHz, and the guest is 1.13 x 3.7 / 3.5 = 1.19x that -> "
+     "1.2; low 0.95, Golden Cove's IPC equal to Zen 4's at 3.8 vs 3.7 GHz (0.97); high 1.35, the 8480C at 3.3 GHz with"
+     " its socket's other cores busy", domain=(0.1, 10.0))
+_add("dgx_1_op_time_scale", 1.5, 1.3, 1.8, "x host time per op", "hostcpu.op_time_scale", ("dgx-1",),
+     "Xeon E5-2698 v4 (Broadwell-EP, 3.6 GHz max turbo): per clock Skylake = Broadwell + 3 % (AnandTech's Skylake "
+     "review, quoted in its forum) and Zen 2 about Skylake's IPC (0-10 % above Broadwell, an assumption), so Zen 4 = "
+     "1.34-1.48x Broadwell per clock, times 3.7 / 3.6 -> 1.38-1.52, value 1.5; low 1.3, the guest at 3.5 GHz; high "
+     "1.8, a 20-core Broadwell-EP at its ~3.0 GHz all-core turbo. No single-thread score of this part was found",
+     domain=(0.1, 10.0))
+_add("desktop_zen3_op_time_scale", 0.85, 0.75, 0.95, "x host time per op", "hostcpu.op_time_scale", ("desktop-zen3",),
+     "Ryzen 9 5950X (Zen 3, 4.9 GHz boost): Zen 4 is 1.13x Zen 3 per clock (AMD), so the 5950X runs 4.9 / (3.7 x 1.13)"
+     " = 1.17x the guest -> 0.85; Geekbench 5 single-core agrees: the guest, a 7950X core at 3.7 of its 5.74 GHz, "
+     "would score 2,217 x 3.7 / 5.74 = 1,429 against the 5950X's 1,725 (BenchLeaks, via actualnewsmagazine.com): 0.83;"
+     " low 0.75, the guest at 3.5 GHz and the 5950X at full boost; high 0.95, the 5950X at its ~4.5 GHz all-core clock"
+     " while a data loader runs", domain=(0.1, 10.0))
+_add("desktop_zen4_op_time_scale", 0.68, 0.6, 0.8, "x host time per op", "hostcpu.op_time_scale", ("desktop-zen4",),
+     "Ryzen 9 7950X (Zen 4, 5.7 GHz boost), the guest's core: clock 3.7 / 5.7 = 0.65, value 0.68 for a boost held near"
+     " 5.5 GHz; PassMark single-thread agrees: a Raptor Lake i9 at 5.4-5.6 GHz 4,389-4,495 (i9-13900HX/13980HX, "
+     "notebookcheck) against 2,893 for an EPYC 9654 (Zen 4, 3.7 GHz; fanaticosdelhardware.com), 0.64-0.66; low 0.6, a "
+     "5.8 GHz Raptor Lake i9 (13900K class, 3.7 / 5.8 = 0.64, its core's IPC a few % above Zen 4's); high 0.8, the "
+     "7950X near its 4.5 GHz base", domain=(0.1, 10.0))
 # ---- systolic arrays (kind "systolic": SystolicSpec fields; docs/systolic-model.md, Presets) ---------
 _add("tpu_vector_flops_per_cycle", 256, 128, 512, "FLOP/cycle", "systolic.vector_flops_per_cycle",
      ("tpu-v1", "scalesim-google"),
@@ -344,7 +381,8 @@ def refuse_unread(values: dict, reads: dict, run: str) -> None:
             where = ", ".join(a.presets)
             chip = ("", "chip", "chip.preset")  # (command, Python name, settings key) of the preset to run
             preset = {"chip": chip, "codelet": chip, "host": chip, "gpu": ("compare ", "gpu", "gpu.preset"),
-                      "systolic": ("compare ", "systolic", "gpu.systolic")}.get(a.kind)
+                      "systolic": ("compare ", "systolic", "gpu.systolic"),
+                      "hostcpu": ("compare ", "host", "gpu.host")}.get(a.kind)
             fix = (preset[0], Param(preset[1], a.presets[0], key=preset[2])) if preset else (
                 f"compare with a GPU column on {where}" if a.kind == "framework" else f"a run on {where}",)
             raise ConfigError(Param(name, key="assume." + name), f": it sets {a.target} of {where}, which this run "

@@ -9,7 +9,9 @@ from __future__ import annotations
 from . import assumptions as A
 from .arch import as_system
 from .arch.gpu import GpuSpec, gpu as gpu_spec
+from .arch.host import default_host
 from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_with
+from .gpu.framework import host_spec
 from .errors import ConfigError, Message, OutOfDeviceMemory, Param, UnsupportedModel
 from .report.comparison import Comparison
 from .checks import check_choice
@@ -23,7 +25,7 @@ __all__ = ["compare", "Comparison"]
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
-            assume=None, band=True, gpu_trace=None, gpu_trace_mode="eager", **simulate_kw) -> Comparison:
+            assume=None, band=True, gpu_trace=None, gpu_trace_mode="eager", host=None, **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
@@ -36,7 +38,9 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     or ``make_step()``, or a :class:`~mimdsim.gpu.torch_trace.Trace`) adds column ``"trace"``: that
     PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`), as PyTorch eager runs it
     or, ``gpu_trace_mode="reduce-overhead"``, as ``torch.compile(mode="reduce-overhead")`` does
-    (:mod:`mimdsim.gpu.trace_compile`).
+    (:mod:`mimdsim.gpu.trace_compile`). ``host`` (a host preset or HostSpec, ``mimdsim.arch.host``; None: the
+    GPU preset's default host) is the CPU that drives the GPU: every GPU column's framework host times are
+    times on it, and its speed moves in their bands.
     """
     assume = A.check(assume)
     from .gpu.trace_compile import MODES
@@ -57,8 +61,10 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     on_chip = assume.only(k for k in assume  # the chip's own entries (simulate reads them); the rest here
                           if A.REGISTRY[k].kind in A.CHIP_KINDS
                           or (A.REGISTRY[k].kind == "energy" and A.REGISTRY[k].applies(chip_name)))
+    gpu_name = gpu.name if isinstance(gpu, GpuSpec) else gpu_spec(gpu).name
+    run_host = host_spec(default_host(gpu_name) if host is None else host)
     _refuse_unread_columns({k: v for k, v in assume.items() if k not in on_chip}, chip_name, gpu, strategies,
-                           gpu_trace is not None, systolic)
+                           gpu_trace is not None, systolic, run_host.name)
     run = simulate(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                    activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
                    optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), assume=on_chip,
@@ -70,12 +76,12 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     spec = gpu_spec_with(gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu), assume)
     # passed where the columns are costed: eager's host work (the GPU's own fields are set on its spec) and
     # the energy constants; a band's corner adds its framework values (``moved``)
-    held = A.of_kind(assume, "framework", "energy")
+    held = A.of_kind(assume, "framework", "hostcpu", "energy")
     for s in strategies:
         def at(g, moved=A.NOTHING, s=s, check=True):
             return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s,
                             precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt,
-                            check_memory=check, pinned=held | moved)
+                            check_memory=check, pinned=held | moved, host=run_host)
         try:
             others[s] = at(spec)
         except (OutOfDeviceMemory, UnsupportedModel) as e:  # too large for the GPU, or a program for another model
@@ -83,7 +89,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
             continue
         if band:  # memory does not move with a time assumption: checked once
             others[s].uncertainty = gpu_band(lambda g, moved: at(g, moved, check=False), spec, assume, rep.batch_size,
-                                             others[s].seconds_per_step, others[s].placement.get("framework"))
+                                             others[s].seconds_per_step, others[s].placement.get("framework"),
+                                             run_host)
     if gpu_trace is not None:
         from .energy import gpu_energy, kernel_activity
         from .gpu.torch_trace import Trace
@@ -95,15 +102,15 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         from .gpu.framework import framework
 
         def traced(g, moved=A.NOTHING):
-            return costed_trace(tr, g, framework=framework("pytorch-eager", held | moved), precision=precision,
-                                mode=gpu_trace_mode)
+            return costed_trace(tr, g, framework=framework("pytorch-eager", held | moved, host=run_host),
+                                precision=precision, mode=gpu_trace_mode)
 
         r, kernels = traced(spec)
         r.activity = kernel_activity(kernels, r.placement["precision"])
         r.energy = gpu_energy(r, spec, held)
         if band:  # the trace is costed with pytorch-eager's host constants
             r.uncertainty = gpu_band(lambda g, moved: traced(g, moved)[0], spec, assume, rep.batch_size,
-                                     r.seconds_per_step, "pytorch-eager")
+                                     r.seconds_per_step, "pytorch-eager", run_host)
         others["trace"] = r
     if systolic is not None:
         from .arch.systolic import SystolicSpec, systolic as systolic_spec
@@ -121,12 +128,14 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
     return Comparison(rep, others, refused, run=run)
 
 
-def _refuse_unread_columns(assume: dict, chip_name: str, gpu, strategies, traced: bool, systolic) -> None:
-    """Refuse, before anything runs, a pinned GPU, framework, systolic or GPU-energy assumption that no
-    column of this comparison reads (``assumptions.refuse_unread``)."""
+def _refuse_unread_columns(assume: dict, chip_name: str, gpu, strategies, traced: bool, systolic,
+                           host_name: str) -> None:
+    """Refuse, before anything runs, a pinned GPU, framework, host, systolic or GPU-energy assumption that no
+    column of this comparison reads (``assumptions.refuse_unread``): a host's speed is read where a column's
+    framework spends host time per op or call, and only the run's host's."""
     if not assume:
         return
-    from .gpu.framework import STRATEGY_FRAMEWORK
+    from .gpu.framework import FRAMEWORKS, STRATEGY_FRAMEWORK, reads_host
 
     name = gpu.name if isinstance(gpu, GpuSpec) else gpu_spec(gpu).name
     frameworks = {STRATEGY_FRAMEWORK[s] for s in strategies} | ({"pytorch-eager"} if traced else set())
@@ -137,5 +146,11 @@ def _refuse_unread_columns(assume: dict, chip_name: str, gpu, strategies, traced
 
         arrays = ((systolic if isinstance(systolic, SystolicSpec) else systolic_spec(systolic)).name,)
         columns.append("systolic")
-    A.refuse_unread(assume, {"gpu": (name,), "framework": tuple(frameworks), "energy": (name,), "systolic": arrays},
-                    f"compare on {chip_name} and {name} ({', '.join(columns)})")
+    hosts = (host_name,) if any(reads_host(FRAMEWORKS[f]) for f in frameworks) else ()
+    if not hosts and (speed := next((k for k in assume if A.REGISTRY[k].kind == "hostcpu"), None)):
+        raise ConfigError(Param(speed, key="assume." + speed), f": it sets a host's speed, and no column of this "
+                          f"comparison ({', '.join(columns)}) spends host time per op; drop it, or add a column "
+                          "that does: ", Param("strategies", "eager", key="gpu.strategies"))
+    A.refuse_unread(assume, {"gpu": (name,), "framework": tuple(frameworks), "energy": (name,), "systolic": arrays,
+                             "hostcpu": hosts}, f"compare on {chip_name} and {name} ({', '.join(columns)}) "
+                    f"driven by host {host_name}")

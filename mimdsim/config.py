@@ -62,6 +62,8 @@ CORE: tuple[Setting, ...] = (
             "surrogate_arithmetic_instructions=4; the band moves every other one over its range",
             commands=("simulate", "compare"), group=CHIP, metavar="NAME=VALUE"),
     Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`)", commands=("compare", "train"), group=CHIP),
+    Setting("gpu.host", "--host", "str", None, "host CPU that drives the GPU (default: the GPU preset's own; "
+            "presets in `mimdsim gpus`)", commands=("compare", "train"), group=CHIP, metavar="PRESET"),
     Setting("gpu.strategies", "--strategy", "str_list", ["compiled", "eager", "fused"],
             "GPU execution strategies", choices=GPU_STRATEGIES,
             commands=("compare",)),

@@ -205,8 +205,10 @@ def test_compare_bands_every_column_with_the_gpus_assumptions():
     assert set(d["uncertainty"]["speedup"]) == {"compiled", "eager", "fused"}
     for k, (lo, hi) in c.speedup_band.items():
         g = c.gpu[k].uncertainty
+        # the host's speed drives a column whose framework spends host time per op (eager: PyTorch's dispatch)
+        on_host = {a.name for a in A.for_preset("hostcpu", "dgx-a100")} if k == "eager" else set()
         assert {x["name"] for x in g["drivers"]} == {a.name for a in A.for_preset("gpu", "a100-40gb")} | \
-            {a.name for a in A.for_preset("framework", c.gpu[k].placement["framework"])}
+            {a.name for a in A.for_preset("framework", c.gpu[k].placement["framework"])} | on_host
         for x in g["drivers"]:  # floors and launches cost time; a higher efficiency saves it
             assert (x["at_high"] <= x["at_low"]) if x["name"] in FASTER_AT_HIGH else (x["at_low"] <= x["at_high"])
         m = c.mimd.uncertainty["samples_per_second"]

@@ -125,7 +125,9 @@ def test_the_snntorch_07_step_syncs_every_timestep_and_the_benchmark_rows_fall_w
     """snnTorch 0.7's Leaky (reproduced, mimdsim/validation/snntorch07.py) tests a device tensor each call: per
     step 15 device ops forward (addmm; mem_reset: sub, gt, _to_copy, clone; the test: eq, .item(); the state:
     mul, sub, clamp, mul, add; fire: sub, gt, _to_copy, mul) and one host sync. The benchmark's B = 16 rows
-    (RTX 4090, T = 500), forward and backward, each within x1.35 of the model, nothing fitted."""
+    (RTX 4090, T = 500), forward and backward, each within x1.35 of the model with the per-op host figures as
+    measured (the host genoa-vm), nothing fitted; on the RTX 4090's default host (desktop-zen4, x0.68, issue 36)
+    the host-bound n = 4096 forward row falls to 0.62 (docs/validation.md, "Hosts of the GPU rows")."""
     from mimdsim.validation import run_source
     from mimdsim.validation.snntorch07 import benchmark_step
 
@@ -138,5 +140,12 @@ def test_the_snntorch_07_step_syncs_every_timestep_and_the_benchmark_rows_fall_w
     assert len(fwd) == 16 * T + 1 + 1  # + zeros_like of the first state and the stack
     # output.sum() is booked to the backward pass: the benchmark times it with loss.backward()
     assert [op.name for op, p in tr.ops() if op.device and p == "backward"][:2] == ["sum", "ones_like"]
+    from mimdsim.arch.host import MEASUREMENT_HOST
+    from mimdsim.validation import load, snntorch07_phase_seconds
+
+    rows = load("snntorch-gpu")["points"]
+    as_measured = [snntorch07_phase_seconds(p["n"], "rtx-4090", host=MEASUREMENT_HOST)[p["phase"]] / p["measured_seconds"]
+                   for p in rows]
+    assert len(rows) == 6 and all(1 / 1.35 <= r <= 1.35 for r in as_measured), as_measured
     r = run_source("snntorch-gpu")
-    assert len(r.points) == 6 and all(1 / 1.35 <= p.ratio <= 1.35 for p in r.points), [p.ratio for p in r.points]
+    assert [round(p.ratio, 2) for p in r.points] == [0.62, 1.07, 0.81, 1.02, 0.9, 1.01]

@@ -76,10 +76,18 @@ def test_eager_estimate_names_the_framework_and_is_host_bound_at_the_seed_size()
     assert r.placement["bound"] == "host" and r.placement["kernel_launches"] == 1385
     assert r.placement["eager_source"] == "census"
     assert r.total_cycles == pytest.approx(sum(s["compute"] + s["host"] for s in r.steps.values()))
-    t = estimate(net, "a100-40gb", timesteps=25, batch_size=128, strategy="eager")
+    # on the measurement host (the per-op figures as measured): the trace hides more of the host than the census
+    r0 = estimate(net, "a100-40gb", timesteps=25, batch_size=128, strategy="eager", eager_source="census",
+                  host="genoa-vm")
+    t = estimate(net, "a100-40gb", timesteps=25, batch_size=128, strategy="eager", host="genoa-vm")
     assert t.placement["eager_source"] == "trace" and t.placement["kernel_launches"] == 1385
     assert t.placement["host_bound_fraction"] == pytest.approx(0.474, abs=1e-3) and t.placement["bound"] == "device"
-    assert t.seconds_per_step == pytest.approx(14.257e-3, rel=1e-4) and t.seconds_per_step < r.seconds_per_step
+    assert t.seconds_per_step == pytest.approx(14.257e-3, rel=1e-4) and t.seconds_per_step < r0.seconds_per_step
+    # on the A100's default host, dgx-a100 (x1.46 per op, issue 36), the traced step is host-bound too
+    d = estimate(net, "a100-40gb", timesteps=25, batch_size=128, strategy="eager")
+    assert d.placement["host"] == "dgx-a100" and d.placement["bound"] == "host"
+    assert d.placement["host_bound_fraction"] == pytest.approx(0.640, abs=1e-3)
+    assert d.seconds_per_step == pytest.approx(20.814e-3, rel=1e-4) and d.seconds_per_step < r.seconds_per_step
 
 
 def test_compiled_runs_the_time_loops_as_while_loops_in_tf32():

@@ -194,3 +194,19 @@ def test_compare_lists_the_study_program_as_refused_for_a_model_it_cannot_be():
     c = compare(net, "ipu-mk2", strategies=["keras-rnn-xla", "fused"], timesteps=10, batch_size=4,
                 activity=0.1, band=False)
     assert set(c.gpu) == {"fused"} and "synaptic" in c.refused["keras-rnn-xla"]
+
+
+def test_the_study_program_runs_on_its_gpus_host():
+    """A thunk's issue and the per-step call are host CPU work: times on the measurement host scaled to the GPU's
+    host (the A100's default, a DGX A100's EPYC 7742); the predicate round trip is not scaled."""
+    from mimdsim.arch.host import default_host, host
+
+    r = estimate(study_net(), "a100-40gb", timesteps=100, batch_size=48, strategy="keras-rnn-xla")
+    assert r.placement["host"] == default_host("a100-40gb") == "dgx-a100"
+    scale = host("dgx-a100").op_time_scale
+    fw = framework("tensorflow-keras-xla", host="dgx-a100")
+    assert fw.kernel_issue_s == pytest.approx(FW.kernel_issue_s * scale)
+    assert fw.step_call_s == pytest.approx(FW.step_call_s * scale) and fw.loop_sync_s == FW.loop_sync_s
+    on_measurement_host = estimate(study_net(), "a100-40gb", timesteps=100, batch_size=48, strategy="keras-rnn-xla",
+                                   host="genoa-vm")
+    assert on_measurement_host.seconds_per_step <= r.seconds_per_step

@@ -65,16 +65,27 @@ def cmd_run(args) -> int:
 
 def cmd_gpus(args) -> int:
     from ..arch.gpu import PRESETS, gpu, gpu_description
+    from ..arch.host import MEASUREMENT_HOST, PRESETS as HOSTS, default_host, host
 
     print(f"{'preset':<11}{'SMs':>5}{'clock':>10}{'FP32':>9}{'TF32':>9}{'FP16':>9}{'BF16':>9}"
-          f"{'HBM':>9}{'HBM B/s':>11}{'L2':>8}  description")
+          f"{'HBM':>9}{'HBM B/s':>11}{'L2':>8}  {'host':<14}description")
     for name in PRESETS:
         g = gpu(name)
         tf = lambda v: f"{v / 1e12:>6.1f} TF" if v else "     -   "  # noqa: E731
         print(f"{name:<11}{g.sms:>5}{g.clock_hz / 1e9:>6.2f} GHz{tf(g.fp32_flops)}{tf(g.tf32_flops)}"
               f"{tf(g.fp16_flops)}{tf(g.bf16_flops)}{g.hbm_bytes / 2**30:>5.0f} GiB{g.hbm_bytes_per_second / 1e12:>7.2f} TB/s"
-              f"{g.l2_bytes / 2**20:>5.0f} MiB  {gpu_description(name)}")
+              f"{g.l2_bytes / 2**20:>5.0f} MiB  {default_host(name):<14}{gpu_description(name)}")
     print("\nTensor-core figures are dense (no 2:4 sparsity). Sources in docs/gpu-model.md.")
+    print(f"\nHosts (--host; the CPU that drives the GPU: a framework's per-op host time is {MEASUREMENT_HOST}'s "
+          f"x op scale)\n{'preset':<14}{'CPU':<28}{'cores':>11}{'base':>10}{'boost':>10}{'op scale':>10}  "
+          f"microarchitecture")
+    for name in HOSTS:
+        h = host(name)
+        boost = f"{h.boost_clock_hz / 1e9:.2f} GHz" if h.boost_clock_hz else "-"
+        print(f"{name:<14}{h.cpu[:27]:<28}{f'{h.sockets} x {h.cores_per_socket}':>11}{h.base_clock_hz / 1e9:>6.2f} GHz"
+              f"{boost:>10}{h.op_time_scale:>10.2f}  {h.microarchitecture}")
+    print(f"\nEach op scale but {MEASUREMENT_HOST}'s (1 by definition) is a named assumption with a range (--assume "
+          "NAME=VALUE, e.g. dgx_a100_op_time_scale=1.3); sources in docs/gpu-model.md, Hosts.")
     return 0
 
 

@@ -108,7 +108,7 @@ def cmd_train(args) -> int:
                    checkpoint_every=v["train.checkpoint_every"],
                    lr_schedule=None if v["train.lr_schedule"] == "none" else v["train.lr_schedule"],
                    layerwise_lr=v["train.layerwise_lr"], progress=False if quiet else None, log=log,
-                   neurons_per_tile=v["run.neurons_per_tile"])
+                   neurons_per_tile=v["run.neurons_per_tile"], gpu_host=v["gpu.host"])
     e = result.final
     acc = f"{100 * e.test_accuracy:.2f}%" if e.test_accuracy is not None else "-"
     gpu_s = f"; {gpu} ({v['train.gpu_strategy']}) {e.gpu_seconds_total:.4g} s" if e.gpu_seconds_total is not None \

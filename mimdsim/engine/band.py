@@ -220,7 +220,7 @@ def drivers_of(kind: str, spec, fixed: dict) -> list:
     for a in A.for_preset(kind, spec.name):
         if a.name in fixed:
             continue
-        if a.kind in ("chip", "gpu") and hasattr(spec, a.field) and float(getattr(spec, a.field)) != a.value:
+        if a.kind in ("chip", "gpu", "hostcpu") and hasattr(spec, a.field) and float(getattr(spec, a.field)) != a.value:
             continue  # --set FIELD=...: the user's value, held
         out.append(a)
     return out
@@ -311,22 +311,38 @@ def gpu_spec_with(spec, values: dict):
     return spec.replace(**fields) if fields else spec
 
 
-def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float, framework: str | None = None) -> dict:
+def host_spec_with(spec, values: dict):
+    """``spec`` (a HostSpec) with the host assumptions of ``values`` that apply to it set (its op_time_scale)."""
+    fields = A.spec_overrides("hostcpu", spec.name, values)
+    return spec.replace(**fields) if fields else spec
+
+
+def gpu_band(estimate, spec, fixed: dict, batch_size: int, base_seconds: float, framework: str | None = None,
+             host=None) -> dict:
     """The band of a GPU column: ``estimate(spec) -> Report`` re-run (analytical, about a millisecond)
     with each GPU assumption moved, and each host constant of the column's ``framework`` (kind
-    "framework", e.g. eager PyTorch's per-op host cost), passed to the re-run as ``estimate(spec, pinned)``'s
-    second argument: the eager timeline overlaps host and device, so a per-op cost moves the step by less
-    than (value - used) x ops wherever the device is the slower stream, and only a re-run is exact."""
+    "framework", e.g. eager PyTorch's per-op host cost) and, where that framework spends host time per op, the
+    speed of the ``host`` that drives the GPU (a HostSpec, kind "hostcpu"), passed to the re-run as
+    ``estimate(spec, pinned)``'s second argument: the eager timeline overlaps host and device, so a per-op cost
+    moves the step by less than (value - used) x ops wherever the device is the slower stream, and only a re-run
+    is exact."""
+    from ..gpu.framework import FRAMEWORKS, reads_host
+
     drivers = drivers_of("gpu", spec, fixed)
+    on_host = bool(framework) and host is not None and reads_host(FRAMEWORKS[framework])
     if framework:
         drivers += [a for a in A.for_preset("framework", framework) if a.name not in fixed]
+    if on_host:
+        drivers += drivers_of("hostcpu", host, fixed)
 
     def evaluate(values):
-        return estimate(gpu_spec_with(spec, values), A.of_kind(Pinned.of(values), "framework")).seconds_per_step
+        return estimate(gpu_spec_with(spec, values),
+                        A.of_kind(Pinned.of(values), "framework", "hostcpu")).seconds_per_step
 
     out = band(evaluate, drivers, batch_size, base_seconds)
     pinned = {k: v for k, v in fixed.items() if A.REGISTRY[k].kind == "gpu"
-              or (A.REGISTRY[k].kind == "framework" and A.REGISTRY[k].applies(framework or ""))}
+              or (A.REGISTRY[k].kind == "framework" and A.REGISTRY[k].applies(framework or ""))
+              or (on_host and A.REGISTRY[k].kind == "hostcpu" and A.REGISTRY[k].applies(host.name))}
     if pinned:
         out["pinned"] = pinned
     return out

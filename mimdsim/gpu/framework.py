@@ -4,6 +4,10 @@ The GPU model prices kernels on the device; a framework decides how they are iss
 software figures, not hardware: per dispatched op, the host time of Python, the dispatcher,
 autograd and the CUDA launch; per call, the host time of the loss and optimizer functions; and
 the matmul precision the framework uses for float32 by default.
+
+The host figures are times on the host that drives the GPU: the presets' figures were measured on this
+project's machine (``mimdsim.arch.host.MEASUREMENT_HOST``), and :func:`framework` scales them to another host
+by its ``op_time_scale`` (docs/gpu-model.md, "Hosts").
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import assumptions as A
+from ..arch.host import MEASUREMENT_HOST, HostSpec, host as host_preset
 from ..kernels.assumed import NOTHING, Pinned
 from ..checks import check_choice, check_int, check_number
 
@@ -43,6 +48,8 @@ class FrameworkSpec:
     backward_list_copies: int = 0
     wgrad_in_gemm: int = 1
     update_kernels_per_weight: int = 1
+    host: str = MEASUREMENT_HOST  # the host CPU the four host figures above are times on
+    host_scale: float = 1.0  # that host's op_time_scale: the figures are the measurement host's times x this
 
     def __post_init__(self):
         for f in ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s", "while_iteration_s",
@@ -53,11 +60,13 @@ class FrameworkSpec:
             v = getattr(self, f)  # a pinned value arrives as a float: 1.0 is the choice 1, 0.5 no choice
             v = int(v) if isinstance(v, float) and v.is_integer() else v
             object.__setattr__(self, f, check_int(f, v, low=0, high=high, where=f"framework {self.name!r}: "))
+        check_number("host_scale", self.host_scale, low=0, open_low=True, where=f"framework {self.name!r}: ")
         check_choice("float32_matmul", self.float32_matmul, ("fp32", "tf32"), where=f"framework {self.name!r}: ")
 
 
 # Sources (docs/gpu-model.md, Frameworks; docs/as-built/gpu_frameworks.md §2); pytorch-eager's four host
-# figures are named assumptions (mimdsim/assumptions.py, eager_*: measured on this CPU, with ranges):
+# figures are named assumptions (mimdsim/assumptions.py, eager_*: measured on this CPU, the measurement host
+# genoa-vm, with ranges; framework(..., host=) scales them to the host that drives the GPU):
 # forward 9 us per device op measured for snnTorch 1.0 / torch 2.13 on this project's machine
 # (benchmarks/eager_host.py) + 3.0 us cuLaunchKernel (tritonbench #1017); backward 4.5 + 3.0 us;
 # ce_count_loss builds two modules per call (190-290 us measured); Adam.step() 300-480 us
@@ -99,16 +108,50 @@ def default_precision(strategy: str, gpu_spec) -> str:
     return "tf32" if fw.float32_matmul == "tf32" and gpu_spec.tf32_flops else "fp32"
 
 
-def framework(name: str | FrameworkSpec = "pytorch-eager", pinned: Pinned = NOTHING) -> FrameworkSpec:
+# the fields that are host time per op or per call: what a host's op_time_scale multiplies (not
+# while_iteration_s or loop_sync_s, an XLA loop's device-to-host round trip measured on its own host, nor the
+# float32 choice); an XLA thunk's issue and the per-step call are host CPU work like an eager op's
+HOST_TIME_FIELDS = ("host_forward_op_s", "host_backward_op_s", "loss_call_s", "optimizer_call_s", "kernel_issue_s",
+                    "step_call_s")
+
+
+def reads_host(fw: FrameworkSpec) -> bool:
+    """Whether a framework spends host time per op or per call (so its step moves with the host's speed)."""
+    return any(getattr(fw, f) for f in HOST_TIME_FIELDS)
+
+
+def host_spec(host: str | HostSpec = MEASUREMENT_HOST, pinned: Pinned = NOTHING) -> HostSpec:
+    """The host preset (or spec) with the host assumptions ``pinned`` holds for it (``--assume``, a band's corner)
+    set on it (``mimdsim.engine.band.host_spec_with`` on a spec); a spec's own ``op_time_scale`` holds otherwise."""
+    spec = host if isinstance(host, HostSpec) else host_preset(host)
+    held = A.spec_overrides("hostcpu", spec.name, pinned)
+    return spec.replace(**held) if held else spec
+
+
+def framework(name: str | FrameworkSpec = "pytorch-eager", pinned: Pinned = NOTHING,
+              host: str | HostSpec | None = None) -> FrameworkSpec:
     """The framework's spec, with the host constants ``pinned`` holds (a band's corner or ``--assume``:
-    eager_*) set on it."""
+    eager_*) set on it, and its host times on ``host`` (a preset name or HostSpec; None: the spec's own
+    host, for a preset the measurement host on which its figures were taken): each per-op and per-call host
+    time multiplied by ``host``'s ``op_time_scale`` over that of the host the figures are for. Pinned
+    ``eager_*`` values are figures on the measurement host, scaled like the presets'."""
     if isinstance(name, FrameworkSpec):  # a spec of the caller's: the pins that apply to its name still hold
         spec = name
     else:
         check_choice("framework", name, tuple(FRAMEWORKS))
         spec = FRAMEWORKS[name]
     held = A.spec_overrides("framework", spec.name, pinned)
-    return dataclasses.replace(spec, **held) if held else spec
+    if held:  # pinned figures are the measurement host's: on a spec already on another host, scaled to it
+        spec = dataclasses.replace(spec, **{f: v * spec.host_scale if f in HOST_TIME_FIELDS else v
+                                            for f, v in held.items()})
+    if host is None:
+        return spec
+    to = host_spec(host, pinned)
+    if (to.name, to.op_time_scale) == (spec.host, spec.host_scale):
+        return spec
+    ratio = to.op_time_scale / spec.host_scale
+    return dataclasses.replace(spec, host=to.name, host_scale=to.op_time_scale,
+                               **{f: getattr(spec, f) * ratio for f in HOST_TIME_FIELDS})
 
 
 def timeline(host_s: np.ndarray, device_s: np.ndarray) -> tuple[float, np.ndarray]:

@@ -112,7 +112,9 @@ def _operand_ids(trace: Trace):
 def compiled_stream(trace: Trace, spec: GpuSpec, host_op_s: np.ndarray, eager_host: np.ndarray,
                     eager_device: np.ndarray, eager_kernels: list, precision_of):
     """The compiled step's kernels in issue order, from the eager stream of its device ops (``eager_host``,
-    ``eager_device``, ``eager_kernels``, and ``host_op_s``, each op's per-op dispatch within ``eager_host``):
+    ``eager_device``, ``eager_kernels``, and ``host_op_s``, each op's per-op dispatch within ``eager_host``; both
+    already times on the run's host, :func:`~.framework.framework`'s ``host``: the per-call costs that stay are
+    that host's, and a graph launch, ``GpuSpec.graph_launch_s``, is the GPU's measured figure, not scaled):
     (host seconds, device seconds, sync, kernel, phase code) per kernel, and the number of graphs.
     ``precision_of(op)``: the precision a fused run of ``op`` s is priced in."""
     ids = _operand_ids(trace)

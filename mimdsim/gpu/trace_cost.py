@@ -12,7 +12,9 @@ syncs breaking it (docs/gpu-model.md, "trace → cost → report").
   pass and the update, ``host_backward_op_s`` in the backward pass); per ``Optimizer.step`` call
   ``optimizer_call_s`` spread over its ops; per backward pass ``loss_call_s`` on the last forward op
   before it (the preset's figure is snnTorch's ``ce_count_loss``; pass a framework with
-  ``loss_call_s=0`` for a loss that builds nothing per call).
+  ``loss_call_s=0`` for a loss that builds nothing per call). These are times on the host that drives the
+  GPU: ``host=`` (a host preset or spec; by default the GPU preset's own host, ``mimdsim.arch.host.default_host``)
+  scales the framework's figures by its ``op_time_scale`` (:func:`~.framework.framework`).
 * overlap: :func:`~.framework.synchronised_timeline`: one stream, asynchronous launches, and at every
   host sync the host waits for the device queue to drain.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
+from ..arch.host import HostSpec, default_host
 from ..report import Report, empty_cycles
 from ..checks import check_choice
 from .framework import FrameworkSpec, framework as framework_spec, synchronised_timeline
@@ -117,23 +120,28 @@ def _op_precision(op: TracedOp, precision: str) -> str:
 
 
 def estimate_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
-                   precision: str | None = None, mode: str = "eager") -> Report:
+                   precision: str | None = None, mode: str = "eager", host: str | HostSpec | None = None) -> Report:
     """One traced training step on a GPU: the :class:`~mimdsim.report.Report` of the GPU strategies,
     ``compute`` the device's kernel time and ``host`` the time the device waits for the host, per
     phase; ``placement`` names the versions traced, the host syncs and the host-bound fraction. ``mode``:
-    "eager" (each op a kernel, dispatched from Python) or "reduce-overhead" (:func:`costed_trace`)."""
-    return costed_trace(trace, gpu, framework=framework, precision=precision, mode=mode)[0]
+    "eager" (each op a kernel, dispatched from Python) or "reduce-overhead" (:func:`costed_trace`). ``host``: as
+    for :func:`costed_trace`."""
+    return costed_trace(trace, gpu, framework=framework, precision=precision, mode=mode, host=host)[0]
 
 
 def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpec = "pytorch-eager",
-                 precision: str | None = None, mode: str = "eager"):
+                 precision: str | None = None, mode: str = "eager", host: str | HostSpec | None = None):
     """:func:`estimate_trace`'s Report and the kernel of every device op (for energy and callers).
     ``mode="reduce-overhead"``: the step as ``torch.compile(mode="reduce-overhead")`` runs it, its element-wise
-    runs fused and each graph one CUDA graph launch (:mod:`.trace_compile`); its kernels, not ops, listed."""
+    runs fused and each graph one CUDA graph launch (:mod:`.trace_compile`); its kernels, not ops, listed.
+    ``host`` (a host preset or HostSpec) the CPU that drives the GPU; None: a framework spec's own host, a framework
+    named by its preset on the GPU's default host (``default_host``)."""
     from .trace_compile import MODES
 
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
-    fw = framework_spec(framework)
+    if host is None and not isinstance(framework, FrameworkSpec):
+        host = default_host(spec.name)
+    fw = framework_spec(framework, host=host)
     check_choice("mode", mode, MODES)
     if precision is None:
         precision = "tf32" if fw.float32_matmul == "tf32" and spec.tf32_flops else "fp32"
@@ -164,8 +172,9 @@ def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpe
     if mode == "eager":
         notes = [f"traced ({versions}): {n} device ops ({gemms} GEMMs) of {len(trace)} dispatched, "
                  f"{summary['host_syncs']} host sync(s) per step; {bound}-bound: the device waits "
-                 f"{100 * host_bound:.0f}% of the step for the host ({fw.name}: {fw.host_forward_op_s * 1e6:.1f} us "
-                 f"per forward op, {fw.host_backward_op_s * 1e6:.1f} us per backward op; docs/gpu-model.md)"]
+                 f"{100 * host_bound:.0f}% of the step for the host ({fw.name} on {fw.host}: "
+                 f"{fw.host_forward_op_s * 1e6:.1f} us per forward op, {fw.host_backward_op_s * 1e6:.1f} us per "
+                 f"backward op; docs/gpu-model.md)"]
     else:
         notes = [f"traced ({versions}), costed as torch.compile(mode=\"{mode}\") runs it: {n} kernels ({gemms} "
                  f"GEMMs, {sum(k.name.endswith('.fused') for k in kernel_list)} fused element-wise runs) from "
@@ -178,7 +187,8 @@ def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpe
         architecture=spec.name, platform="gpu", model=trace.model, mode=f"{label} {precision}",
         timesteps=int(trace.timesteps), batch_size=int(trace.batch_size) or 1, clock_hz=hz, cycles=cycles,
         steps=steps, memory={},
-        placement={"strategy": label, "framework": fw.name, "precision": precision, "kernel_launches": n,
+        placement={"strategy": label, "framework": fw.name, "host": fw.host, "precision": precision,
+                   "kernel_launches": n,
                    "gemms": gemms, "host_syncs": summary["host_syncs"], "host_syncs_by_phase":
                    summary["host_syncs_by_phase"], "backward_passes": summary["backward_passes"],
                    "optimizer_calls": summary["optimizer_calls"], "host_bound_fraction": host_bound,

@@ -16,7 +16,7 @@ tensorflow/compiler/xla/service/gpu/stream_assignment.cc ``AssignStreams``). A w
   loop of T iterations evaluates its condition T + 1 times.
 
 The step is costed as a host timeline over one stream (:func:`mimdsim.gpu.framework.synchronised_timeline`):
-the host issues op i ``issue_s`` after op i - 1 (``FrameworkSpec.kernel_issue_s``, scaled by the host CPU),
+the host issues op i ``issue_s`` after op i - 1 (``FrameworkSpec.kernel_issue_s``, on the framework's host CPU),
 the device runs it ``kernel_seconds + gap_s`` after both it is issued and the previous op ended, and a
 WhileThunk's predicate copy is a synchronisation: the device idles for ``loop_sync_s`` (the copy and the
 host waking from its wait) and then for the next op's issue.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arch.gpu import GpuSpec
-from ..checks import check_choice, check_int, check_number
+from ..checks import check_choice, check_int
 from .framework import FrameworkSpec, synchronised_timeline
 from .model import Kernel, kernel_seconds
 
@@ -134,12 +134,11 @@ def _op_indices(program, table: list) -> np.ndarray:
     return np.concatenate(parts).astype(int) if parts else np.zeros(0, int)
 
 
-def step_timeline(program, spec: GpuSpec, precision: str, fw: FrameworkSpec, host_scale: float = 1.0) -> Timeline:
+def step_timeline(program, spec: GpuSpec, precision: str, fw: FrameworkSpec) -> Timeline:
     """The step of ``program`` (a sequence of Kernel, Loop, HostCopy) on ``spec`` as XLA:GPU issues it:
-    each kernel ``fw.kernel_issue_s * host_scale`` of host time, ``kernel_seconds + fw.kernel_gap_s`` on
+    each kernel ``fw.kernel_issue_s`` of host time (already on ``fw``'s host: :func:`~.framework.framework`), ``kernel_seconds + fw.kernel_gap_s`` on
     the device; each WhileThunk evaluation a predicate copy the host waits for (``fw.loop_sync_s``);
     each host copy ``nbytes / fw.input_bytes_per_second``, waited for."""
-    check_number("host_scale", host_scale, low=0, open_low=True, where="XLA step: ")
     table: list = [("step.call", "io", "call", None, False)]  # the host's work before the executable
     order = np.concatenate([[0], _op_indices(program, table)]).astype(int)
     kinds_t = np.array([r[2] for r in table], dtype=object)
@@ -148,8 +147,7 @@ def step_timeline(program, spec: GpuSpec, precision: str, fw: FrameworkSpec, hos
     device_t = np.array([kernel_seconds(what, spec, precision) + fw.kernel_gap_s if kind == "compute"
                          else fw.loop_sync_s if kind == "sync" else what / fw.input_bytes_per_second if kind == "host"
                          else 0.0 for _, _, kind, what, _ in table])
-    issue_t = np.where(kinds_t == "compute", fw.kernel_issue_s * host_scale,
-                       np.where(kinds_t == "call", fw.step_call_s * host_scale, 0.0))
+    issue_t = np.where(kinds_t == "compute", fw.kernel_issue_s, np.where(kinds_t == "call", fw.step_call_s, 0.0))
     syncs_t = np.array([r[4] for r in table], dtype=bool)
     kinds = kinds_t[order]
     total, wait = synchronised_timeline(issue_t[order], device_t[order], syncs_t[order])

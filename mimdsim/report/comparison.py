@@ -113,6 +113,8 @@ class Comparison(JsonOutput):
 
         if any("framework" in r.placement for _, r in cols):  # what runs each GPU column, as it runs
             row("framework", lambda r: r.placement.get("framework", "-"))
+        if any("host" in r.placement for _, r in cols):  # each GPU column's CPU (docs/gpu-model.md, Hosts)
+            row("host", lambda r: r.placement.get("host", "-"))
             # the chip's number format too (--chip-precision), beside each GPU column's
             row("precision", lambda r: r.placement.get("precision", "-") if r.platform in ("gpu", "mimd") else "-")
         row(self.unit, lambda r: f"{r.samples_per_second:,.0f}")

@@ -56,7 +56,8 @@ def run_point(values: dict, command: str, params: dict) -> dict:
         if command == "compare":
             from ..compare import compare
             c = compare(net, system, values["gpu.preset"], strategies=values["gpu.strategies"],
-                        precision=values["gpu.precision"], systolic=values["gpu.systolic"], **kw)
+                        precision=values["gpu.precision"], systolic=values["gpu.systolic"],
+                        host=values.get("gpu.host"), **kw)
             report = c.mimd
             rec["speedup"] = c.speedup
             if c.speedup_band:  # every named assumption of both sides over its range

@@ -183,13 +183,15 @@ class _GpuTimer:
     """GPU-model seconds of one training step: dense strategies once per shape, ``sparse``
     with each step's measured activity."""
 
-    def __init__(self, net, gpu, strategy, precision, optimizer_kind, T, B):
+    def __init__(self, net, gpu, strategy, precision, optimizer_kind, T, B, host=None):
         from ..workloads.snn.baselines.gpu_kernels import estimate
 
         self.estimate, self.net, self.gpu, self.strategy = estimate, net, gpu, strategy
         self.precision, self.kind, self.T, self.B = precision, optimizer_kind, T, B
         self.cached = None
         self.note = None
+        from ..arch.host import host as host_preset
+        self.host = host_preset(host) if isinstance(host, str) else host  # a bad name fails before training starts
 
     def seconds(self, report) -> float | None:
         if self.gpu is None or self.note is not None:
@@ -202,7 +204,7 @@ class _GpuTimer:
             kw = dict(activity=acts[1:], input_activity=acts[0])
         try:
             r = self.estimate(self.net, self.gpu, timesteps=self.T, batch_size=self.B, strategy=self.strategy,
-                              precision=self.precision, optimizer=self.kind, **kw)
+                              precision=self.precision, optimizer=self.kind, host=self.host, **kw)
         except OutOfDeviceMemory as e:
             self.note = f"GPU model: {e}"
             return None
@@ -320,7 +322,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
           theta2_schedule="halfway", seed: int = 0, evaluate_test: bool = True, gpu="a100-40gb",
           gpu_strategy: str = "fused", precision: str = "fp32", checkpoint=None, resume: bool = False,
           checkpoint_every: int = 1, progress=None, log=None, lr_schedule=None, layerwise_lr: bool = False,
-          neurons_per_tile=None, reserve_tile0: bool = True) -> TrainResult:
+          neurons_per_tile=None, reserve_tile0: bool = True, gpu_host=None) -> TrainResult:
     """Train ``net`` on ``dataset`` on the simulated ``chip``; its parameters are updated in place.
 
     * ``optimizer``: :class:`mimdsim.Adam` (default ``Adam(lr=1e-3)``) or :class:`mimdsim.SGD`.
@@ -333,7 +335,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
     * ``layerwise_lr``: scale each layer's learning rate by the RMS of its weights when
       training starts (:class:`LayerwiseLR`; the scales are kept in checkpoints).
     * ``gpu``/``gpu_strategy``/``precision``: the GPU model timed for the same steps
-      (``gpu=None`` to skip).
+      (``gpu=None`` to skip); ``gpu_host``: the host CPU that drives it (None: the GPU's default host).
     * ``checkpoint``: a ``.npz`` path written every ``checkpoint_every`` epochs and at the
       end; ``resume=True`` continues from it (same network, data and optimizer kind; give
       the same ``epochs`` for a cosine schedule).
@@ -380,7 +382,7 @@ def train(net: Network, chip="ipu-mk2", dataset=None, *, epochs: int = 10, batch
                   theta2_schedule=None if schedule is None else dataclasses.asdict(schedule),
                   theta2_target=targets[0], lr_schedule=lr_schedule, gpu=gpu, gpu_strategy=gpu_strategy,
                   precision=precision)
-    gpu_timer = _GpuTimer(net, gpu, gpu_strategy, precision, optimizer.kind, T, B)
+    gpu_timer = _GpuTimer(net, gpu, gpu_strategy, precision, optimizer.kind, T, B, gpu_host)
     if layerwise_lr and lr_scales is None:
         lr_scales = weight_rms(net)
     config["layerwise_lr"] = lr_scales if layerwise_lr else None

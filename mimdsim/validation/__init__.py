@@ -160,24 +160,68 @@ def trackr_cpu_points(doc, quick):
     return out, ""
 
 
+# The Open Neuromorphic benchmark names its GPU (an RTX 4090) and no CPU (docs/validation.md, "Hosts of the
+# GPU rows"): its rows are costed on the RTX 4090's default host, a desktop of its generation.
+GPU_ROWS_GPU = "rtx-4090"
+
+
+def gpu_rows_host() -> str:
+    """The host the Open Neuromorphic rows are costed on: the one their source names, and as it names none, the
+    RTX 4090's default host (``mimdsim.arch.host.default_host``)."""
+    from ..arch.host import default_host
+
+    return default_host(GPU_ROWS_GPU)
+
+
+# The hosts an RTX 4090 row plausibly ran on, its source naming none: a desktop of Zen 3 to Zen 4 / Raptor Lake
+# class (research notes §4); the band of a row whose model reads the host runs over their op_time_scale ranges and
+# keeps the measurement host (scale 1) inside.
+PLAUSIBLE_HOSTS = ("desktop-zen3", "desktop-zen4")
+
+
+def host_span() -> tuple:
+    """The row host (:func:`gpu_rows_host`) at the fastest and the slowest plausible op time."""
+    from .. import assumptions as A
+    from ..arch.host import host
+
+    entries = [a for a in A.REGISTRY.values() if a.kind == "hostcpu" and set(a.presets) & set(PLAUSIBLE_HOSTS)]
+    low, high = min(a.low for a in entries), max([a.high for a in entries] + [1.0])
+    return host(gpu_rows_host(), op_time_scale=low), host(gpu_rows_host(), op_time_scale=high)
+
+
+def _host_stated() -> str:
+    from ..arch.host import host
+
+    h, (lo, hi) = host(gpu_rows_host()), host_span()
+    return (f"host {h.name} ({h.cpu}, op time x{h.op_time_scale:g} of the measurement host): the source names no "
+            f"CPU, so the {GPU_ROWS_GPU}'s default host; band (rows whose model reads the host): the plausible "
+            f"hosts {', '.join(PLAUSIBLE_HOSTS)} and the measurement host, op time x{lo.op_time_scale:g}-"
+            f"x{hi.op_time_scale:g}, the host alone")
+
+
 def snntorch_gpu_points(doc, quick):
     """The benchmark's snnTorch 0.7 step traced (:mod:`.snntorch07`, on the meta device) and costed on the
-    rtx-4090 by the pytorch-eager host constants, with no loss-call cost (``output.sum()`` builds nothing);
-    nothing fitted to these rows. Without torch: the hand census of snnTorch 1.0 (strategy "eager")."""
+    rtx-4090 driven by its default host (:func:`gpu_rows_host`) with the pytorch-eager host constants, with no
+    loss-call cost (``output.sum()`` builds nothing); nothing fitted to these rows. Without torch: the hand
+    census of snnTorch 1.0 (strategy "eager")."""
     out = []
     by_n = {}
+    hosts = (gpu_rows_host(), *host_span())
     for p in doc["points"]:
         if p["n"] not in by_n:
-            by_n[p["n"]] = snntorch07_phase_seconds(p["n"], "rtx-4090")
-        model = by_n[p["n"]][p["phase"]]
-        out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s", model / p["measured_seconds"]))
-    return out, ""
+            by_n[p["n"]] = [snntorch07_phase_seconds(p["n"], GPU_ROWS_GPU, host=h) for h in hosts]
+        model, *ends = [t[p["phase"]] for t in by_n[p["n"]]]
+        out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s",
+                         model / p["measured_seconds"], band=sorted(ends)))
+    return out, _host_stated()
 
 
-def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
-    """Forward and backward seconds of the benchmark's call at width ``n`` on ``gpu`` (see ``_snntorch_gpu``)."""
+def snntorch07_phase_seconds(n: int, gpu: str, framework=None, host=None) -> dict:
+    """Forward and backward seconds of the benchmark's call at width ``n`` on ``gpu`` driven by ``host`` (None:
+    the GPU's default host; see ``snntorch_gpu_points``)."""
     import dataclasses
 
+    from ..arch.host import default_host
     from ..gpu.framework import FRAMEWORKS
     from ..gpu.trace_cost import estimate_trace
     from ..gpu.trace_period import periodic_trace
@@ -188,7 +232,7 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
         from ..workloads.snn.baselines.gpu_kernels import estimate
         net = Network.build([n, n], "leaky", beta=0.95, bias=True, surrogate="atan")
         return estimate(net, gpu, timesteps=500, batch_size=16, strategy="eager", optimizer="sgd",
-                        eager_source="census").phase_seconds()
+                        eager_source="census", host=host).phase_seconds()
     from . import snntorch07
 
     trace = eager_trace.cached(eager_trace.digest(("snntorch07", n, 500, 16), [snntorch07.__file__]),
@@ -197,7 +241,7 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None) -> dict:
                                    libraries=(),
                                    model=f"Linear({n}, {n}) + snnTorch 0.7 Leaky (reproduced)"))
     fw = framework or dataclasses.replace(FRAMEWORKS["pytorch-eager"], loss_call_s=0.0)
-    return estimate_trace(trace, gpu, framework=fw).phase_seconds()
+    return estimate_trace(trace, gpu, framework=fw, host=default_host(gpu) if host is None else host).phase_seconds()
 
 
 def library_rows(doc, quick: bool = False):
@@ -222,9 +266,12 @@ def library_rows(doc, quick: bool = False):
             if traced_libraries.version(prog) is None:
                 out.append({**p, "absent": traced_libraries.PROGRAMS[prog][1], "excluded": ""})
                 continue
-            t = traced_libraries.phase_seconds(prog, p["n"], "rtx-4090")
+            t = traced_libraries.phase_seconds(prog, p["n"], GPU_ROWS_GPU, gpu_rows_host())
             model, peak, precision = t["model"][p["phase"]], t["gemm_peak"][p["phase"]], "fp32"
-            extra = {"host_seconds": t["host"][p["phase"]], "traced": t["summary"]["versions"]}
+            ends = [traced_libraries.phase_seconds(prog, p["n"], GPU_ROWS_GPU, h)["model"][p["phase"]]
+                    for h in host_span()]
+            extra = {"host_seconds": t["host"][p["phase"]], "traced": t["summary"]["versions"],
+                     "host_band": sorted(ends)}
             if "eager" in t:  # a compiled program: its eager costing beside it
                 extra.update(compiled=t["mode"], eager_seconds=t["eager"][p["phase"]])
         else:
@@ -251,8 +298,8 @@ def snn_libraries_gpu_points(doc, quick):
         if "eager_seconds" in r:
             note += f"; torch.compile {r['compiled']}, eager {r['eager_seconds'] / r['measured_seconds']:.2f}"
         out.append(Point(f"{r['framework']}, n = {r['n']}, {r['phase']}", r["model_seconds"], r["measured_seconds"],
-                         "s", r["model_seconds"] / r["measured_seconds"], note))
-    return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35"
+                         "s", r["model_seconds"] / r["measured_seconds"], note, band=r.get("host_band")))
+    return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35; " + _host_stated()
 
 
 

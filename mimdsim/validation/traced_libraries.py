@@ -197,28 +197,32 @@ def trace(program: str, n: int, timesteps: int = 500, batch_size: int = 16):
     return eager_trace.cached(key, make)
 
 
-def framework():
-    """PyTorch eager's host costs, no loss-call cost (``output.sum()`` builds nothing), as for snnTorch 0.7."""
+def framework(host=None):
+    """PyTorch eager's host costs, no loss-call cost (``output.sum()`` builds nothing), as for snnTorch 0.7, on
+    ``host`` (a host preset; None: the measurement host, the figures as measured)."""
     import dataclasses
 
-    from ..gpu.framework import FRAMEWORKS
+    from ..gpu.framework import FRAMEWORKS, framework as on_host
 
-    return dataclasses.replace(FRAMEWORKS["pytorch-eager"], loss_call_s=0.0)
+    return on_host(dataclasses.replace(FRAMEWORKS["pytorch-eager"], loss_call_s=0.0), host=host)
 
 
 @functools.lru_cache(maxsize=None)
-def phase_seconds(program: str, n: int, gpu="rtx-4090") -> dict:
+def phase_seconds(program: str, n: int, gpu="rtx-4090", host=None) -> dict:
     """Seconds of the forward and backward calls: the trace costed by :func:`mimdsim.gpu.trace_cost.costed_trace`
     in the benchmark's mode (:data:`COMPILE_MODE`; host and device streams overlapped, the trace's syncs
     breaking them), and per phase its host seconds alone and its GEMMs' FLOPs at the GPU's GEMM peak
     (``matrix_flops``: strict fp32 at the measured ``fp32_gemm_share``); for a compiled program also
-    ``eager``, the same trace costed eagerly, for comparison."""
+    ``eager``, the same trace costed eagerly, for comparison. ``host``: the host preset that drives the GPU (None:
+    the GPU's default host)."""
     from ..arch.gpu import gpu as gpu_spec
     from ..gpu.torch_trace import PHASES
     from ..gpu.trace_cost import costed_trace, stream
 
+    from ..arch.host import default_host
+
     tr = trace(program, n)
-    spec, fw = gpu_spec(gpu), framework()
+    spec, fw = gpu_spec(gpu), framework(default_host(gpu) if host is None else host)
     mode = COMPILE_MODE.get(program, "eager")
     rep, kernels = costed_trace(tr, spec, framework=fw, mode=mode)
     host, _, _, _, phase, _ = stream(tr, spec, fw, rep.placement["precision"], mode)

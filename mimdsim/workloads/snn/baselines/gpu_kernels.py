@@ -166,7 +166,8 @@ GPU_KINDS = ("compute", "launch")
 
 def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy: str = "fused",
              precision: str | None = None, activity=None, input_activity=None, optimizer: str = "adam",
-             check_memory: bool = True, eager_source: str | None = None, pinned: Pinned = NOTHING) -> Report:
+             check_memory: bool = True, eager_source: str | None = None, pinned: Pinned = NOTHING,
+             host=None) -> Report:
     """One training step of ``net`` on a GPU under a named execution strategy.
 
     ``activity`` (spike fraction per neuron layer, one number or a list) and
@@ -174,13 +175,17 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
     same work whatever the activity. ``eager_source`` (the ``eager`` strategy only): "trace"
     (the real snnTorch step traced, the default where torch and snnTorch are installed) or
     "census" (the hand census of snnTorch 1.0, the default without them); ``eager_trace.py``.
-    ``pinned``: the framework host constants and energy constants pinned (``--assume``, a band's corner).
+    ``pinned``: the framework host constants, host speeds and energy constants pinned (``--assume``, a band's
+    corner). ``host``: the CPU that drives the GPU (a host preset or HostSpec, ``mimdsim.arch.host``; None: the
+    GPU preset's default host): the framework's per-op and per-call host times are times on it.
     """
+    from ....arch.host import default_host
     from ....gpu.framework import STRATEGY_FRAMEWORK, default_precision, framework
 
     spec = gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu)
     check_choice("strategy", strategy, STRATEGIES, where="GPU ")
-    fw = framework(STRATEGY_FRAMEWORK[strategy], pinned)
+    host = default_host(spec.name) if host is None else host
+    fw = framework(STRATEGY_FRAMEWORK[strategy], pinned, host=host)
     if precision is None:  # the framework's float32 matmul precision on this GPU
         precision = default_precision(strategy, spec)
     check_choice("precision", precision, PRECISIONS)
@@ -220,9 +225,9 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
         from . import eager_trace
         if eager_trace.source(eager_source) == "trace":
             return _eager_trace_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer,
-                                       memory, used, pinned)
+                                       memory, used, pinned, host)
         return _eager_report(net, spec, sizes, int(timesteps), int(batch_size), precision, optimizer, e, memory,
-                             used, pinned)
+                             used, pinned, host)
     kernels = training_step_kernels(sizes, timesteps, batch_size, strategy=strategy, e=e,
                                     activity=acts, optimizer=optimizer, specs=specs)
     hz = spec.clock_hz
@@ -254,21 +259,21 @@ def estimate(net, gpu="a100-40gb", *, timesteps: int, batch_size: int, strategy:
         architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"{strategy} {precision}",
         timesteps=int(timesteps), batch_size=int(batch_size), clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
-        placement={"strategy": strategy, "framework": fw.name, "precision": precision, "optimizer": optimizer,
-                   "kernel_launches": launches},
+        placement={"strategy": strategy, "framework": fw.name, "host": fw.host, "precision": precision,
+                   "optimizer": optimizer, "kernel_launches": launches},
         notes=notes, activity=kernel_activity(kernels, precision),
     )
     report.energy = gpu_energy(report, spec, pinned)
     return report
 
 
-def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used, pinned) -> Report:
+def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used, pinned, host) -> Report:
     """The ``eager`` strategy: snnTorch's op stream from Python, host and device asynchronous
     (:mod:`.eager`); ``compute`` is the device's kernel time, ``host`` the time it waits for the host."""
     from ....gpu.framework import framework
     from . import eager
 
-    fw = framework("pytorch-eager", pinned)
+    fw = framework("pytorch-eager", pinned, host=host)
     bias = [b is not None for b in getattr(net, "biases", [None] * (len(sizes) - 1))]
     ops = eager.step_ops(sizes, T, B, e=e, specs=getattr(net, "specs", None), bias=bias, optimizer=optimizer)
     host = eager.host_seconds(ops, fw)
@@ -293,14 +298,14 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used,
     bound = "host" if wait.sum() > 0.5 * total else "device"
     notes = [f"strategy eager ({fw.description}), precision {precision}, {launches} device ops per step; "
              f"{bound}-bound: the device waits {100 * wait.sum() / total:.0f}% of the step for the host "
-             f"({fw.host_forward_op_s * 1e6:.1f} us per forward op, {fw.host_backward_op_s * 1e6:.1f} us per "
-             f"backward op; docs/gpu-model.md)"]
+             f"(on {fw.host}: {fw.host_forward_op_s * 1e6:.1f} us per forward op, {fw.host_backward_op_s * 1e6:.1f} "
+             f"us per backward op; docs/gpu-model.md)"]
     report = Report(
         architecture=spec.name, platform="gpu", model=describe_sizes(sizes), mode=f"eager {precision}",
         timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
-        placement={"strategy": "eager", "framework": fw.name, "precision": precision, "optimizer": optimizer,
-                   "kernel_launches": launches, "bound": bound, "eager_source": "census"},
+        placement={"strategy": "eager", "framework": fw.name, "host": fw.host, "precision": precision,
+                   "optimizer": optimizer, "kernel_launches": launches, "bound": bound, "eager_source": "census"},
         notes=notes + ["eager op stream: the hand census of snnTorch 1.0 (eager.py; torch and snnTorch not "
                        "traced: pip install \"mimdsim[torch]\" to trace the installed versions)"],
         activity=kernel_activity([op.kernel for op in ops], precision),
@@ -309,7 +314,7 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used,
     return report
 
 
-def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, used, pinned) -> Report:
+def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, used, pinned, host) -> Report:
     """The ``eager`` strategy from a trace of the real snnTorch step on the installed versions
     (:mod:`.eager_trace`), costed by :func:`mimdsim.gpu.trace_cost.costed_trace`."""
     from ....gpu.framework import framework
@@ -317,7 +322,8 @@ def _eager_trace_report(net, spec, sizes, T, B, precision, optimizer, memory, us
     from . import eager_trace
 
     trace = eager_trace.step_trace(net, T, B, optimizer)
-    r, kernels = costed_trace(trace, spec, framework=framework("pytorch-eager", pinned), precision=precision)
+    r, kernels = costed_trace(trace, spec, framework=framework("pytorch-eager", pinned, host=host),
+                              precision=precision)
     traced = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
     r.model, r.mode, r.batch_size, r.timesteps = describe_sizes(sizes), f"eager {precision}", B, T
     r.memory = {"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory}

@@ -149,15 +149,15 @@ def check_network(net) -> None:
 
 
 def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, optimizer: str, fw: FrameworkSpec,
-                     memory: dict, pinned, host_scale: float = 1.0, host: str | None = None) -> Report:
+                     memory: dict, pinned) -> Report:
     """One training step of the study's program on ``spec`` (:func:`step_program`, costed by
-    :func:`mimdsim.gpu.xla.step_timeline`); ``compute`` is kernel time, ``launch`` the device's waits for the
+    :func:`mimdsim.gpu.xla.step_timeline` with ``fw``'s figures on its host); ``compute`` is kernel time, ``launch`` the device's waits for the
     host's thunk issue, ``sync`` the WhileThunks' predicate round trips, ``host`` the input copy and the
     host's per-step call."""
     check_network(net)
     sizes = list(net.sizes)
     program = step_program(sizes, timesteps, batch, fw, optimizer)
-    tl = step_timeline(program, spec, precision, fw, host_scale)
+    tl = step_timeline(program, spec, precision, fw)
     hz = spec.clock_hz
     cycles = empty_cycles(KINDS)
     for phase, rec in tl.summary("phase").items():
@@ -175,7 +175,7 @@ def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, opti
         memory={"device_bytes": used, "device_bytes_limit": int(spec.hbm_bytes), "by_category": memory},
         placement={"strategy": "keras-rnn-xla", "framework": fw.name, "precision": precision, "optimizer": optimizer,
                    "kernel_launches": tl.kernels, "host_waits": tl.host_waits, "forward_loop": thunk,
-                   "bound": bound, "host_scale": host_scale, **({"host": host} if host else {})},
+                   "bound": bound, "host": fw.host, "host_scale": fw.host_scale},
         notes=[f"the study's Keras RNN under XLA ({fw.description}), precision {precision}: {tl.kernels} kernels "
                f"and {tl.host_waits} host waits per step (forward loop a {thunk}, backward a WhileThunk); "
                f"input {program[0].nbytes / 1e6:.1f} MB copied from the host per step (docs/gpu-model.md)"],
