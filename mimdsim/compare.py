@@ -22,14 +22,23 @@ from .workloads.snn.baselines.systolic import systolic_estimate
 __all__ = ["compare", "Comparison"]
 
 
-def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "eager", "fused"), precision=None,
+def default_strategies(net) -> tuple:
+    """The GPU columns ``compare`` runs when none are named: the generic compiled loop, eager PyTorch and the fused
+    CUDA step, and first, for a network the sparse-BPTT study's Keras cell can be, the study's own GPU program
+    (``keras-rnn-xla``), so its claim is read against the program it was measured against."""
+    from .workloads.snn.baselines.keras_rnn import builds
+
+    return (("keras-rnn-xla",) if builds(net) else ()) + ("compiled", "eager", "fused")
+
+
+def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
             assume=None, band=True, gpu_trace=None, gpu_trace_mode="eager", host=None, **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
-    Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies``
-    and ``precision`` of the GPU, and optionally a ``systolic`` array (name or SystolicSpec).
+    Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies`` (None:
+    :func:`default_strategies`) and ``precision`` of the GPU, and optionally a ``systolic`` array (name or SystolicSpec).
     ``chip_precision`` is the chip program's number format (``simulate``'s ``precision``).
     A strategy whose model does not fit the GPU is listed in
     ``refused`` with the reason instead of a report. ``assume`` pins named assumptions of the chip and
@@ -54,6 +63,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=("compiled", "ea
         inference = Param("training", False, key="run.inference", setting_value=True)
         raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
                           "programs); drop ", inference, ", or simulate(..., training=False) the chip alone")
+    if strategies is None:
+        strategies = default_strategies(net)
     strategies = [strategies] if isinstance(strategies, str) else list(strategies)
     for s in strategies:
         check_choice("strategy", s, STRATEGIES, where="GPU ")

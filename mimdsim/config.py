@@ -64,8 +64,9 @@ CORE: tuple[Setting, ...] = (
     Setting("gpu.preset", "--gpu", "str", "a100-40gb", "GPU preset (see `mimdsim gpus`)", commands=("compare", "train"), group=CHIP),
     Setting("gpu.host", "--host", "str", None, "host CPU that drives the GPU (default: the GPU preset's own; "
             "presets in `mimdsim gpus`)", commands=("compare", "train"), group=CHIP, metavar="PRESET"),
-    Setting("gpu.strategies", "--strategy", "str_list", ["compiled", "eager", "fused"],
-            "GPU execution strategies", choices=GPU_STRATEGIES,
+    Setting("gpu.strategies", "--strategy", "str_list", None,
+            "GPU execution strategies (default: compiled, eager, fused, and first keras-rnn-xla, the sparse-BPTT "
+            "study's own GPU program, for a network its Keras cell can be)", choices=GPU_STRATEGIES,
             commands=("compare",)),
     Setting("gpu.precision", "--precision", "str", None,
             "GPU precision (default: the strategy's framework: tf32 for compiled on Ampere+, else fp32)",

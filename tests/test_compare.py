@@ -17,7 +17,8 @@ def test_compare_joins_reports_and_speedups():
     net = mimdsim.Network.feedforward([700, 400, 300, 20])
     c = mimdsim.compare(net, "ipu-mk2", "a100-40gb", timesteps=20, batch_size=16, activity=0.02,
                         systolic="tpu-v1")
-    assert set(c.gpu) == {"compiled", "eager", "fused"} and not c.refused  # the studies' baselines by default
+    # the studies' baselines by default, first the sparse-BPTT study's own program (the network is its LIF)
+    assert list(c.gpu) == ["keras-rnn-xla", "compiled", "eager", "fused"] and not c.refused
     for s, r in c.gpu.items():
         assert c.speedup[s] == pytest.approx(c.mimd.samples_per_second / r.samples_per_second)
     assert c.speedup["systolic"] == pytest.approx(c.mimd.samples_per_second / c.systolic.samples_per_second)
@@ -45,7 +46,7 @@ def test_strategy_that_does_not_fit_is_refused_not_fatal():
     net = mimdsim.Network.feedforward([100, 600, 10])
     tiny = mimdsim.gpu.gpu("a100-40gb", hbm_bytes=10**6)
     c = mimdsim.compare(net, "ipu-mk2", tiny, timesteps=50, batch_size=32, activity=0.02)
-    assert set(c.refused) == {"compiled", "eager", "fused"} and "needs" in c.refused["fused"]
+    assert set(c.refused) == {"keras-rnn-xla", "compiled", "eager", "fused"} and "needs" in c.refused["fused"]
     assert "refused" in c.format()
 
 
@@ -103,3 +104,13 @@ def test_chip_precision_reaches_the_chip_in_compare(tmp_path, capsys):
     c = mimdsim.compare(net, "ipu-mk2", "a100-40gb", timesteps=5, batch_size=4, activity=0.02,
                         strategies=["fused"], chip_precision="fp16")
     assert c.mimd.placement["precision"] == "fp16" and c.gpu["fused"].placement["precision"] == "fp32"
+
+
+def test_the_default_columns_follow_the_model():
+    """The study's own GPU program is a default column only for a network its Keras cell can be."""
+    from mimdsim.compare import default_strategies
+    from mimdsim.snn.zoo import ZOO
+
+    assert default_strategies(mimdsim.Network.feedforward([100, 50, 10]))[0] == "keras-rnn-xla"
+    zoo = mimdsim.Network.build([100, 50, 10], ZOO["leaky"], bias=True, loss="ce_count")
+    assert default_strategies(zoo) == ("compiled", "eager", "fused")

@@ -134,18 +134,28 @@ def device_memory(sizes, timesteps: int, batch: int, optimizer: str = "adam") ->
             "workspace": 2 * e * T * B * hidden}  # the output-gradient lists
 
 
-def check_network(net) -> None:
-    """The study's cell is a feed-forward stack of leaky (LIF) layers without biases, recurrence or trained
-    decays and thresholds: refuse another model rather than cost a program its software never builds."""
+def _unlike_the_study(net) -> list:
+    """What in ``net`` the study's cell (a feed-forward stack of leaky layers without biases, recurrence or
+    trained decays and thresholds) cannot be; empty if it can."""
     specs = [s for s in (getattr(net, "specs", None) or ()) if s is not None]
-    odd = sorted({f"{s.model} neurons" for s in specs if s.model != "leaky"}
-                 | {f"{s.recurrence} recurrence" for s in specs if s.recurrence != "none"}
-                 | {"a trained decay or threshold" for s in specs if s.learn_beta or s.learn_threshold}
-                 | ({"biases"} if any(b is not None for b in (getattr(net, "biases", None) or ())) else set()))
+    return sorted({f"{s.model} neurons" for s in specs if s.model != "leaky"}
+                  | {f"{s.recurrence} recurrence" for s in specs if s.recurrence != "none"}
+                  | {"a trained decay or threshold" for s in specs if s.learn_beta or s.learn_threshold}
+                  | ({"biases"} if any(b is not None for b in (getattr(net, "biases", None) or ())) else set()))
+
+
+def builds(net) -> bool:
+    """Whether the study's Keras program can be ``net``."""
+    return not _unlike_the_study(net)
+
+
+def check_network(net) -> None:
+    """Refuse a model the study's cell cannot be rather than cost a program its software never builds."""
+    odd = _unlike_the_study(net)
     if odd:
         raise UnsupportedModel(f"strategy keras-rnn-xla is the sparse-BPTT study's own Keras program (a feed-forward "
-                          f"LIF cell without biases); this network has {', '.join(odd)}: use strategy compiled (a "
-                          f"generic XLA time loop) or eager for it")
+                               f"LIF cell without biases); this network has {', '.join(odd)}: use strategy compiled "
+                               f"(a generic XLA time loop) or eager for it")
 
 
 def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, optimizer: str, fw: FrameworkSpec,
