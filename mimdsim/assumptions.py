@@ -197,6 +197,15 @@ _add("bow_host_bytes_per_second", ETHERNET_100G, ETHERNET_100G, PCIE_GEN4_X16, "
      "machine's four IPUs (12.5 GB/s line rate, docs/cost-model.md §7.4), assumed the same in a Bow-2000; high: "
      "the IPU's own PCIe Gen4 x16 to the gateway (31.5 GB/s one way, GC), if a Bow-2000's host streams do not "
      "cross one such NIC", domain=(1e6, 1e15))
+# ---- poplin's matmul planner (module constants of mimdsim/poplibs/matmul_plan.py; the plan is chosen once, not re-costed
+# by the band: no codelet reads it) -------------------------------------------------------------------------------
+_add("poplin_memcpy_bytes_per_cycle", 8, 4, 16, "B/cycle", "codelet.poplin_memcpy_bytes_per_cycle", CHIPS,
+     "poplar Target::getMemcpyBytesPerCycle, which poplin's planner reads (graphcore/poplibs sdk-release-2.6 "
+     "lib/poplin/ConvModel.cpp addTransformCycleEstimate), is not public; its rearrangements copy at min(memcpy, "
+     "element bytes), the element bytes for any value in the range, so it decides only an fp32 matmul's output "
+     "regrouping (16 partial channels vs 8 weights per conv unit, regroupOutput: min(memcpy, 64)). Value: the "
+     "tile's 64-bit data path (poplin PerformanceEstimation.hpp dataPathWidth 64, 8 B); low: one 32-bit load and "
+     "store a cycle; high: a 128-bit load a cycle", domain=(1, 64))
 # ---- the study's TensorFlow/XLA program (kind "framework": FrameworkSpec fields of tensorflow-keras-xla) ---
 # How XLA:GPU of TensorFlow 2.8-2.10 runs graphcore_snn's train_gpu (mimdsim/gpu/xla.py,
 # mimdsim/workloads/snn/baselines/keras_rnn.py; sources in docs/gpu-model.md, "The study's GPU program").
