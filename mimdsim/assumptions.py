@@ -34,7 +34,8 @@ class Assumption:
     low: float  # plausible range (reasoning below)
     high: float
     unit: str
-    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>" or
+    target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>",
+    # "planner.<constant of mimdsim/poplibs/matmul_plan.py>" or
     # "host.<name>" (host time per event: a framework's work per call, a wait on the host; charged by a
     # Launch whose host_call names it)
     presets: tuple  # the chip or GPU presets whose value this is
@@ -197,9 +198,9 @@ _add("bow_host_bytes_per_second", ETHERNET_100G, ETHERNET_100G, PCIE_GEN4_X16, "
      "machine's four IPUs (12.5 GB/s line rate, docs/cost-model.md §7.4), assumed the same in a Bow-2000; high: "
      "the IPU's own PCIe Gen4 x16 to the gateway (31.5 GB/s one way, GC), if a Bow-2000's host streams do not "
      "cross one such NIC", domain=(1e6, 1e15))
-# ---- poplin's matmul planner (module constants of mimdsim/poplibs/matmul_plan.py; the plan is chosen once, not re-costed
-# by the band: no codelet reads it) -------------------------------------------------------------------------------
-_add("poplin_memcpy_bytes_per_cycle", 8, 4, 16, "B/cycle", "codelet.poplin_memcpy_bytes_per_cycle", CHIPS,
+# ---- poplin's matmul planner (kind "planner": module constants of mimdsim/poplibs/matmul_plan.py; a plan is chosen
+# once, before the run, so the band does not move them and --assume refuses them) ---------------------------------
+_add("poplin_memcpy_bytes_per_cycle", 8, 4, 16, "B/cycle", "planner.MEMCPY_BYTES_PER_CYCLE", CHIPS,
      "poplar Target::getMemcpyBytesPerCycle, which poplin's planner reads (graphcore/poplibs sdk-release-2.6 "
      "lib/poplin/ConvModel.cpp addTransformCycleEstimate), is not public; its rearrangements copy at min(memcpy, "
      "element bytes), the element bytes for any value in the range, so it decides only an fp32 matmul's output "
@@ -355,7 +356,9 @@ def refuse_unread(values: dict, reads: dict, run: str) -> None:
             preset = {"chip": chip, "codelet": chip, "host": chip, "gpu": ("compare ", "gpu", "gpu.preset"),
                       "systolic": ("compare ", "systolic", "gpu.systolic")}.get(a.kind)
             fix = (preset[0], Param(preset[1], a.presets[0], key=preset[2])) if preset else (
-                f"compare with a GPU column on {where}" if a.kind == "framework" else f"a run on {where}",)
+                f"compare with a GPU column on {where}" if a.kind == "framework" else
+                "none: poplin's planner reads it once, as it chooses a plan (mimdsim/poplibs/matmul_plan.py)"
+                if a.kind == "planner" else f"a run on {where}",)
             raise ConfigError(Param(name, key="assume." + name), f": it sets {a.target} of {where}, which this run "
                               f"({run}) does not read, so it would change nothing; drop it, or use ", *fix)
 
