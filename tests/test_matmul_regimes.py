@@ -8,7 +8,7 @@ calculateFlattenedParams (the batch is flattened into the field), ConvPlan.cpp g
 matmul tries the swapped conv [N x K] . [K x M] first), ConvModel.cpp addEstimates, addTransformCycleEstimate,
 addExchangeCycleEstimates, addReduceCycleEstimate, PerformanceEstimation.hpp getConvPartial1x1Supervisor*
 HalfFloat, estimateConvReduceCycles, getReduceCycleEstimate; ConvReducePlan.cpp getMultiStageReducePlan.
-Regimes and what the model does: docs/cost-model.md §7.3.
+Regimes and what the model does: docs/cost-model.md §7.2, "Regimes (issue 37)".
 """
 from functools import lru_cache
 
