@@ -35,6 +35,7 @@ class Assumption:
     high: float
     unit: str
     target: str  # "chip.<ChipSpec field>", "gpu.<GpuSpec field or knob>", "codelet.<constant>",
+    # "planner.<constant of mimdsim/poplibs/matmul_plan.py>" or
     # "host.<name>" (host time per event: a framework's work per call, a wait on the host; charged by a
     # Launch whose host_call names it) or "hostcpu.op_time_scale" (a GPU host's speed, HostSpec)
     presets: tuple  # the chip or GPU presets whose value this is
@@ -197,6 +198,15 @@ _add("bow_host_bytes_per_second", ETHERNET_100G, ETHERNET_100G, PCIE_GEN4_X16, "
      "machine's four IPUs (12.5 GB/s line rate, docs/cost-model.md §7.4), assumed the same in a Bow-2000; high: "
      "the IPU's own PCIe Gen4 x16 to the gateway (31.5 GB/s one way, GC), if a Bow-2000's host streams do not "
      "cross one such NIC", domain=(1e6, 1e15))
+# ---- poplin's matmul planner (kind "planner": module constants of mimdsim/poplibs/matmul_plan.py; a plan is chosen
+# once, before the run, so the band does not move them and --assume refuses them) ---------------------------------
+_add("poplin_memcpy_bytes_per_cycle", 8, 4, 16, "B/cycle", "planner.MEMCPY_BYTES_PER_CYCLE", CHIPS,
+     "poplar Target::getMemcpyBytesPerCycle, which poplin's planner reads (graphcore/poplibs sdk-release-2.6 "
+     "lib/poplin/ConvModel.cpp addTransformCycleEstimate), is not public; its rearrangements copy at min(memcpy, "
+     "element bytes), the element bytes for any value in the range, so it decides only an fp32 matmul's output "
+     "regrouping (16 partial channels vs 8 weights per conv unit, regroupOutput: min(memcpy, 64)). Value: the "
+     "tile's 64-bit data path (poplin PerformanceEstimation.hpp dataPathWidth 64, 8 B); low: one 32-bit load and "
+     "store a cycle; high: a 128-bit load a cycle", domain=(1, 64))
 # ---- the study's TensorFlow/XLA program (kind "framework": FrameworkSpec fields of tensorflow-keras-xla) ---
 # How XLA:GPU of TensorFlow 2.8-2.10 runs graphcore_snn's train_gpu (mimdsim/gpu/xla.py,
 # mimdsim/workloads/snn/baselines/keras_rnn.py; sources in docs/gpu-model.md, "The study's GPU program").
@@ -384,7 +394,9 @@ def refuse_unread(values: dict, reads: dict, run: str) -> None:
                       "systolic": ("compare ", "systolic", "gpu.systolic"),
                       "hostcpu": ("compare ", "host", "gpu.host")}.get(a.kind)
             fix = (preset[0], Param(preset[1], a.presets[0], key=preset[2])) if preset else (
-                f"compare with a GPU column on {where}" if a.kind == "framework" else f"a run on {where}",)
+                f"compare with a GPU column on {where}" if a.kind == "framework" else
+                "none: poplin's planner reads it once, as it chooses a plan (mimdsim/poplibs/matmul_plan.py)"
+                if a.kind == "planner" else f"a run on {where}",)
             raise ConfigError(Param(name, key="assume." + name), f": it sets {a.target} of {where}, which this run "
                               f"({run}) does not read, so it would change nothing; drop it, or use ", *fix)
 

@@ -55,11 +55,12 @@ def test_dense_costs_by_hand():
     tile = Tile()
     # fp32 SIMD: 4 neurons (2 float2 vectors), 3 inputs, batch 6: 10 + 3 (1 + 2) + 2 * 10 = 39 per sample
     assert dense_snn.dense_forward_cycles(np.array([4]), 3, 6, tile, 10)[0] == 6 * 39 + 11
-    # fp16 AMP, poplin's ConvPartial1x1Out estimate of [6 x 3] . [3 x 4]: one input group, one output group
-    # (16 conv units), loads 4 (16 / 2) 16 x 2 B / 16 = 64, one field element per worker: worker(1) 39 (zeroing),
-    # inner max(6 x 39, 6 x 39 + 14) = 248: 50 + 12 + 10 + (19 + 6 + 64 + 248) = 409; + update loop
+    # fp16 AMP, poplin's ConvPartial1x1Out estimate of [6 x 3] . [3 x 4] (sdk-release-2.6, HalfFloat): one input
+    # group, one output group (16 conv units), loads 16 x 32 B / 8 = 64, one field element per worker: worker(1)
+    # 31 + 1 (zeroing) - 7 (retention) = 25, inner max(6 x 25, 6 x 25 + 14) = 164:
+    # 50 + 6 x 7 + 12 + 1 + 10 + 1 + (19 - 1 + 7 + 64 + 164) = 369; + update loop
     t16 = Tile(simd=4)
-    amp = 50 + 12 + 10 + (19 + 6 + 64 + 248)
+    amp = 50 + 6 * 7 + 12 + 1 + 10 + 1 + (19 - 1 + 7 + 64 + 164)
     upd = 6 * (4 + 1 * 10) + 11
     assert dense_snn.dense_forward_cycles(np.array([4]), 3, 6, t16, 10, "fp16")[0] == amp + upd
     # weight gradient fp32: per sample 3 * (1 + 2 * 3) = 21; input gradient: 3 * (2 + 3) = 15

@@ -45,12 +45,13 @@ def test_numerics_fp32_and_fp16_equal_independent_forward():
 
 
 def test_amp_cycles_by_hand():
-    # 16 rows x 64 columns x depth 1800 on an MK2 tile in fp32, poplin's ConvPartial1x1Out estimate: 8 input
-    # channels a group (225 groups), 16 conv units (4 output groups), loads 2 (16 / 2) 16 x 4 B / 16 = 64; 16 field
-    # elements over 6 workers, 3 or 2 each: worker(3) 50 / 76 (zeroing), worker(2) 50 / 68; inner(0) = max(300,
-    # 300 + 14) = 314, inner(1) = max(456, 408 + 14) = 456; 62 + 224 (15 + 4 (89 + 314)) + 10 + 4 (89 + 456)
-    product = 62 + 224 * (15 + 4 * (89 + 314)) + 10 + 4 * (89 + 456)
-    assert product == 366_700
+    # 16 rows x 64 columns x depth 1800 on an MK2 tile in fp32, poplin's ConvPartial1x1Out estimate (sdk-release-2.6,
+    # HalfFloat, float activations: no retention, common path c = 1): 8 input channels a group (225 groups), 16
+    # conv units (4 output groups), loads 16 x 32 B / 8 = 64; 16 field elements over 6 workers, 3 or 2 each:
+    # worker(3) 46 / 72 (zeroing: + 2 + 8 x 3), worker(2) 46 / 64; inner(0) = max(276, 276 + 14) = 290,
+    # inner(1) = max(432, 384 + 14) = 432; 50 + 12 + 1 + 224 (15 - 1 + 1 + 4 (89 + 290)) + 10 + 1 + 4 (18 + 7 + 64 + 432)
+    product = 63 + 224 * (15 + 4 * (89 + 290)) + 11 + 4 * (89 + 432)
+    assert product == 345_102
     assert amp.amp_layer_cycles([16], [64], 1800, MK2, "relu", "fp32")[0] == product + 6 * (4 + 86 * 3) + 11
     assert amp.amp_layer_cycles([0], [64], 1800, MK2)[0] == 0
     # epilogue: 1024 outputs = 512 float2 vectors, 86 on the busiest worker, ReLU 3 per vector

@@ -24,17 +24,19 @@ MODELS = {**{k: ZOO[k] for k in ("leaky", "synaptic", "alpha", "lapicque", "rlea
 
 
 def test_amp_vertex_cycles_by_hand():
+    """getConvPartial1x1SupervisorCycleEstimate at sdk-release-2.6 (lib/poplin/PerformanceEstimation.hpp,
+    HalfFloat inner and outer loops; common code path c = 1, excessInChanOverhead 1)."""
     tile = Tile.of(MK2, "fp16")
     assert conv_units(tile, "fp16") == 16  # 128 FLOPs/cycle x 4 core cycles / (2 x 16 in chans)
     # field 12, depth 32 (2 input groups of 16), cols 16 (1 output group); 12 >= 6 workers: 2 elements each
-    # worker(2): zeroing 41, not zeroing 45; inner = max(6 w, 6 w + 14) -> 260 / 284
-    # loads = 4 (16 / 2) 16 x 2 B / 16 B per cycle = 64
-    # 50 + 12 + (2 - 1)(15 + 1 (19 + 6 + 64 + 284)) + 10 + 1 (19 + 6 + 64 + 260) = 809
-    assert amp_matmul_cycles(12, 32, 16, tile, "fp16")[()] == 809
-    # fp32: 8 in chans, core 8; field 3: one element per worker for 3 contexts (others idle: tag 14)
-    # worker(1) = 50 + 10 (zeroing) / 50; inner = max(6 x 60, 0 + 14) = 360 / 300; loads 2 (16/2) 16 x 4 / 16 = 64
-    # one input group (depth 8), one output group: 50 + 12 + 10 + (19 + 6 + 64 + 360) = 521
-    assert amp_matmul_cycles(3, 8, 16, Tile.of(MK2), "fp32")[()] == 521
+    # worker(2) = 40 + (1 zeroing | 2) - 7 retention = 34 | 35; inner = max(6 w, 6 w + 14) -> 218 / 224
+    # loads = 16 conv units x 32 B per conv unit / (16 / 2 B per cycle: use128BitConvUnitLoad off) = 64
+    # 50 + 6 (7 + 3 x 1) + 12 + 1 + (15 - 1 + 1 + (19 + 6 + 64 + 224)) + 10 + 1 + (19 - 1 + 7 + 64 + 218) = 769
+    assert amp_matmul_cycles(12, 32, 16, tile, "fp16")[()] == 769
+    # fp32: 8 in chans, core 8, no retention; field 3: one element per worker for 3 contexts (others idle: 0)
+    # worker(1) = 47 + (2 + 8) (zeroing); inner = max(6 x 57, 0 + 14) = 342; loads 16 x 32 / 8 = 64
+    # one input group (depth 8), one output group: 50 + 12 + 1 + 10 + 1 + (19 - 1 + 7 + 64 + 342) = 505
+    assert amp_matmul_cycles(3, 8, 16, Tile.of(MK2), "fp32")[()] == 505
     assert amp_matmul_cycles(0, 8, 16, tile, "fp16")[()] == 0
 
 
@@ -58,38 +60,38 @@ def test_planner_chooses_a_split_that_fits_and_beats_forced_ones():
     one = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", force=(1, 1, 1))
     assert one.temp_bytes > AVAILABLE_MEMORY_PROPORTION * MK2.sram_per_tile
     # on one tile poplin time-slices it (a serial split) until the temporaries fit the proportion
-    serial = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=1)
+    serial = plan_matmul("fc1", 128, 784, 1000, MK2, "fp16", tiles=1, rhs_resident=True)
     assert serial.tiles == 1 and serial.serial > 1 and min(serial.sK, serial.sN) == 1
     assert serial.temp_bytes <= AVAILABLE_MEMORY_PROPORTION * MK2.sram_per_tile
     # no split in time shrinks the field: 100,000 rows of 16 halves exceed a tile
     with pytest.raises(ConfigError, match=r"needs [\d,]+ B of temporaries per tile, more than a tile's 638,976 B"):
-        plan_matmul("tall", 100_000, 16, 16, MK2, "fp16", tiles=1)
+        plan_matmul("tall", 100_000, 16, 16, MK2, "fp16", tiles=1, rhs_resident=True)
 
 
 def test_seed_first_layer_memory_per_tile_by_hand():
-    """fc1 of the seed configuration in fp16: poplin's estimate picks pM x pK x pN = 2 x 10 x 63
-    with blocks 64 x 80 x 16 (784 = 9 x 80 + 64; 1000 = 62 x 16 + 8), no serial split.
+    """fc1 of the seed configuration in fp16: poplin's estimate picks pM x pK x pN = 4 x 10 x 32
+    with blocks 32 x 80 x 32 (784 = 9 x 80 + 64; 1000 = 31 x 32 + 8), no serial split.
 
     Temporary memory of a tile (ConvModel.cpp addEstimates: the conv's temporaries and the
-    reduction's, the larger): lhs 64 x 80 x 2 B = 10240, rhs 80 x 16 x 2 B = 2560, float partials
-    64 x 16 x 4 B = 4096 -> 16,896 B, against the reduction's ceil(1024 / 10) x 10 x 4 = 4,120 B.
+    reduction's, the larger): lhs 32 x 80 x 2 B = 5120, rhs 80 x 32 x 2 B = 5120, float partials
+    32 x 32 x 4 B = 4096 -> 14,336 B, against the reduction's ceil(1024 / 10) x 10 x 4 = 4,120 B.
 
-    Resident: the weight block 80 x 16 x 2 B = 2560 B on each of the 10 x 63 = 630 home tiles
+    Resident: the weight block 80 x 32 x 2 B = 5120 B on each of the 10 x 32 = 320 home tiles
     (iM = 0; the last K block holds 64 rows and the last N block 8 columns: 64 x 8 x 2 = 1024 B)
-    and Adam's two moments, 5120 B. The input history T B n_in = 25 x 128 x 784 = 2,508,800
+    and Adam's two moments, 10240 B. The input history T B n_in = 25 x 128 x 784 = 2,508,800
     values over 1472 tiles: ceil(2,508,800 / 1472) = 1705 per tile, 3410 B.
     """
     net = mimdsim.Network.build([784, 1000, 10], MODELS["leaky"], bias=True)
     prog = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2"), timesteps=25, batch_size=128,
                            structure=net.structure, precision="fp16", schedule="poptorch")
     fc1 = prog.plan.matmuls[0]
-    assert (fc1.name, fc1.pM, fc1.pK, fc1.pN, fc1.m, fc1.k, fc1.n) == ("L1.fc", 2, 10, 63, 64, 80, 16)
+    assert (fc1.name, fc1.pM, fc1.pK, fc1.pN, fc1.m, fc1.k, fc1.n) == ("L1.fc", 4, 10, 32, 32, 80, 32)
     assert (fc1.sK, fc1.sN) == (1, 1)
-    assert fc1.temp_bytes == 10240 + 2560 + 4096 == 16896
+    assert fc1.temp_bytes == 5120 + 5120 + 4096 == 14336
     by_name = {t.name: t for t in prog.tensors if t.layer == 1}
     w = by_name["L1.weights"]
-    assert w.tiles.size == 630 and w.nbytes.max() == 2560 and w.nbytes.min() == 1024
-    assert by_name["L1.adam_moments"].nbytes.max() == 5120
+    assert w.tiles.size == 320 and w.nbytes.max() == 5120 and w.nbytes.min() == 1024
+    assert by_name["L1.adam_moments"].nbytes.max() == 10240
     assert by_name["L1.input_history"].nbytes.max() == 3410
     mimdsim.compiler.memory.check_fits(prog)
 

@@ -7,25 +7,31 @@ A[m, k] B[k, n]`` on the AMP unit, in groups of ``IN_CHANS`` input channels by `
 output channels; the field is split between the ``workers`` contexts. The partials are float
 (fp16 inputs accumulate in fp32: poplin's default ``partialsType``).
 
-Cycle estimator: graphcore/poplibs ``lib/poplin/PerformanceEstimation.hpp``
-``getConvPartial1x1SupervisorCycleEstimate`` (inner loop
-``getConvPartial1x1SupervisorInnerLoopCycleEstimate``, outer loop
-``getConvPartial1x1SupervisorOuterLoopCycleEstimate``; stored read_file id 9873021656), with
-one conv group, one output pass per group (out chans per group = conv units) and no worker
-state retention (``WORKER_REG_STATE_RETAINED`` off)::
+Cycle estimator: graphcore/poplibs sdk-release-2.6 (d29b6c10, the SDK the study's op ran on)
+``lib/poplin/PerformanceEstimation.hpp`` ``getConvPartial1x1SupervisorCycleEstimate`` (inner loop
+``getConvPartial1x1SupervisorInnerLoopCycleEstimateHalfFloat``, outer loop
+``getConvPartial1x1SupervisorOuterLoopCycleEstimateHalfFloat``, weight loads
+``getConvPartialAmpSupervisorWeightLoadCycleEstimate``), as ``ConvModel.cpp
+addPartialCalcCycleEstimate`` calls it for a matmul: one conv group, one output pass per group
+(partial channels = conv units), the batch flattened into the field (``calculateFlattenedParams``)
+and split between the workers at ``i field / W`` (``ConvUtilInternal.cpp
+partitionConvPartialByWorker``). Float partials on the conv units' common code path (half inputs
+with 16 conv units, or float partials: ``commonHalfAndFloatPartialsCodePath``, c = 1) and the
+workers' state retention of that release (``conv1x1WorkerRetentionSavings``: 7 and 3 cycles for
+half inputs with float partials, 0 for float inputs)::
 
-    worker(e, z)  = fp32:  e = 0: 28; 1: 50 + 10 z; 2: 50 + 18 z; else 50 + (2 + 8e) z + (e - 3) core
-                    fp16:  e = 0: z ? 26 : 29; 1: z ? 39 : 43; 2: z ? 41 : 45; else (z ? 41 : 44) + (e - 3) core
-    inner(z)      = max(W worker(e_max, z), W worker(e_min, z) + 14)       (e_min = 0 contexts idle)
-    loads         = in_load_elems (conv_units / 2) conv_units bytes_per_elem / COEFF_LOAD_BYTES_PER_CYCLE
-    vertex        = 50 + 12 + (in_groups - 1)(15 + out_groups (19 + 6 + loads + inner(0)))
-                    + 10 + out_groups (19 + 6 + loads + inner(zeroing))
+    worker(e, z)  = fp16:  e = 1: 31 + (z ? 1 : 2); 2: 40 + (z ? 1 : 2); else (z ? 37 : 38) + 4 (e - 3);  - 7
+                    fp32:  e = 1: 47 + 10 z; 2: 46 + 18 z; else 46 + (2 + 8 e) z + 8 (e - 3)
+    inner(z)      = max(W worker(ceil(f/W), z), W worker(floor(f/W), z) + 14)  (an idle worker: 0)
+    loads         = conv_units x IN_CHANS x bytes / (COEFF_LOAD_BYTES_PER_CYCLE / 2)   (use128BitConvUnitLoad off)
+    vertex        = 50 + W (r1 + r2 (in_groups - 1)) + 12 + c
+                    + (in_groups - 1)(15 - c + 1 + out_groups (19 + 6 + loads + inner(0)))
+                    + 10 + 1 + out_groups (19 - c + 7 + loads + inner(zeroing))
 
-``core`` = 4 (fp16) / 8 (fp32) cycles per field element and worker. The conv units (output
-channels per group) follow from the tile's AMP rate: a tile finishes one field element of a
-group every ``core`` cycles, ``IN_CHANS x conv_units`` MACs, so
-``conv_units = amp_flops x core / (2 IN_CHANS)``: 16 for fp16 on MK2 (hardware.md: 16 conv
-units, 64 MACs/cycle), 8 on MK1.
+``r1, r2`` = 7, 3 (fp16) or 0, 0 (fp32). The conv units (output channels per group) follow from
+the tile's AMP rate: a tile finishes one field element of a group every ``core`` cycles (4 fp16,
+8 fp32), ``IN_CHANS x conv_units`` MACs, so ``conv_units = amp_flops x core / (2 IN_CHANS)``: 16
+for fp16 on MK2 (hardware.md: 16 conv units, 64 MACs/cycle), 8 on MK1.
 """
 from __future__ import annotations
 
@@ -36,16 +42,20 @@ from ..tile import Tile
 
 IN_CHANS = {"fp16": 16, "fp32": 8}  # input channels per AMP group (poplar Target getWeightsPerConvUnit)
 CORE_CYCLES = {"fp16": 4, "fp32": 8}  # PE inner loop: "Core loop cycles for 16x8 AMP vertex": float 8, half 4
-IN_LOAD_ELEMS = {"fp16": 4, "fp32": 2}  # convUnitInputLoadElemsPerCycle ("2 for floats and 4 for halves")
 BYTES = {"fp16": 2, "fp32": 4}
-COEFF_LOAD_BYTES_PER_CYCLE = 16  # convUnitCoeffLoadBytesPerCycle (Target; unknown for MK2: assumption, 128-bit loads)
+COEFF_LOAD_BYTES_PER_CYCLE = 16  # Target::getConvUnitCoeffLoadBytesPerCycle (not public for MK2: assumption, 128-bit
+# loads); ConvModel.cpp addPartialCalcCycleEstimate halves it unless use128BitConvUnitLoad (ConvOptions.hpp: false)
 SUPERVISOR_NONLOOP = 50  # PE outer loop: supervisorNonloopOverhead
-CONV_GROUP_OVERHEAD = 12  # PE outer loop: numConvGroups * (12 + ...)
-IN_GROUP_OVERHEAD = 15  # per extra input-channel group
-LAST_IN_GROUP_OVERHEAD = 10  # the last (zeroing) input-channel group
+CONV_GROUP_OVERHEAD = 12  # PE outer loop: numConvGroups * (12 + common + ...)
+IN_GROUP_OVERHEAD = 15  # per extra input-channel group (15 - common + excessInChanOverhead)
+LAST_IN_GROUP_OVERHEAD = 10  # the last (zeroing) input-channel group (10 + excessInChanOverhead)
+EXCESS_IN_CHAN_OVERHEAD = 1  # PE outer loop: excessInChanOverhead
+COMMON_PATH = 1  # commonHalfAndFloatPartialsCodePath: float partials (the model's) always take it
 OUT_GROUP_OVERHEAD = 19  # per output-channel group
-OUT_PASS_OVERHEAD = 6  # per output pass (outPassesOverhead without retention)
+OUT_PASS_OVERHEAD = 6  # per output pass of a non-zeroing input group
+OUT_PASS_OVERHEAD_ZEROING = 7  # outPassesOverhead, the zeroing (last) input group
 TAG_CYCLES = 14  # PE inner loop: "tag cost to worker with min cycles"
+RETENTION = {"fp16": (7, 3), "fp32": (0, 0)}  # conv1x1WorkerRetentionSavings (half inputs, float partials)
 
 
 def conv_units(tile: Tile, precision: str) -> int:
@@ -55,23 +65,25 @@ def conv_units(tile: Tile, precision: str) -> int:
 
 
 def _worker(e, zeroing, precision):
-    """One worker context's cycles for ``e`` field elements (PE inner loop switch)."""
+    """One worker context's cycles for ``e >= 1`` field elements (PE inner loop switch, float partials on
+    the common code path, less the retention saving)."""
     e = np.asarray(e, dtype=np.int64)
     core = CORE_CYCLES[precision]
     z = int(bool(zeroing))
-    if precision == "fp32":
-        many = 50 + (2 + 8 * e) * z + (e - 3) * core
-        return np.select([e == 0, e == 1, e == 2], [28, 50 + 10 * z, 50 + 18 * z], many)
-    many = (41 if z else 44) + (e - 3) * core
-    return np.select([e == 0, e == 1, e == 2], [26 if z else 29, 39 if z else 43, 41 if z else 45], many)
+    if precision == "fp32":  # zeroCyclesPerGroup 8: float activations on 16 conv units
+        many = 46 + (2 + 8 * e) * z + (e - 3) * core
+        return np.select([e == 1, e == 2], [47 + 10 * z, 46 + 18 * z], many)
+    extra = 1 if z else 2
+    many = (37 if z else 38) + (e - 3) * core
+    return np.select([e == 1, e == 2], [31 + extra, 40 + extra], many) - RETENTION[precision][0]
 
 
 def _inner(field, zeroing, precision, workers):
     field = np.asarray(field, dtype=np.int64)
     e_max = -(-field // workers)
-    all_used = field >= workers
-    e_min = field // workers
-    hi = workers * _worker(e_max, zeroing, precision)
+    all_used = field >= workers  # else some workers have no elements: 0 cycles, the minimum
+    e_min = np.maximum(field // workers, 1)
+    hi = workers * _worker(np.maximum(e_max, 1), zeroing, precision)
     lo = np.where(all_used, workers * _worker(e_min, zeroing, precision), 0)
     return np.maximum(hi, lo + TAG_CYCLES)
 
@@ -84,12 +96,16 @@ def amp_matmul_cycles(field, depth, cols, tile: Tile, precision="fp16", zeroing=
     units = conv_units(tile, precision)
     in_groups = -(-depth // IN_CHANS[precision])
     out_groups = -(-cols // units)
-    loads = IN_LOAD_ELEMS[precision] * (units // 2) * units * BYTES[precision] // COEFF_LOAD_BYTES_PER_CYCLE
+    loads = units * IN_CHANS[precision] * BYTES[precision] // (COEFF_LOAD_BYTES_PER_CYCLE // 2)
     nz = _inner(field, False, precision, tile.workers)
     first = _inner(field, zeroing, precision, tile.workers)
-    cyc = (SUPERVISOR_NONLOOP + CONV_GROUP_OVERHEAD
-           + (in_groups - 1) * (IN_GROUP_OVERHEAD + out_groups * (OUT_GROUP_OVERHEAD + OUT_PASS_OVERHEAD + loads + nz))
-           + LAST_IN_GROUP_OVERHEAD + out_groups * (OUT_GROUP_OVERHEAD + OUT_PASS_OVERHEAD + loads + first))
+    r1, r2 = RETENTION[precision]
+    c, x = COMMON_PATH, EXCESS_IN_CHAN_OVERHEAD
+    cyc = (SUPERVISOR_NONLOOP + tile.workers * (r1 + r2 * (in_groups - 1)) + CONV_GROUP_OVERHEAD + c
+           + (in_groups - 1) * (IN_GROUP_OVERHEAD - c + x
+                                + out_groups * (OUT_GROUP_OVERHEAD + OUT_PASS_OVERHEAD + loads + nz))
+           + LAST_IN_GROUP_OVERHEAD + x
+           + out_groups * (OUT_GROUP_OVERHEAD - c + OUT_PASS_OVERHEAD_ZEROING + loads + first))
     return np.where((field > 0) & (depth > 0) & (cols > 0), cyc, 0).astype(np.float64)
 
 

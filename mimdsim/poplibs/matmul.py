@@ -3,7 +3,8 @@ reduction of its partial sums, the serial loop's slices and updates) and the tra
 it its operands and partial sums, as poplin builds them (graphcore/poplibs sdk-release-2.6
 ``lib/poplin/MatMul.cpp``, ``Convolution.cpp``, ``ConvReduce.cpp``). The plan comes from
 :func:`~.matmul_plan.plan_matmul`; the engine charges the syncs and exchange latencies the plan's
-own estimate leaves out."""
+own estimate leaves out. A swapped plan (poplin's ``swapOperands``) is lowered as the conv it is,
+``[N x K] . [K x M]``: its "lhs" blocks are the matmul's right operand, transposed."""
 from __future__ import annotations
 
 import numpy as np

@@ -102,8 +102,9 @@ class OpReport:
             sK, sN = p["serial"]
             serial = (f", serial {'input' if sK > 1 else 'output'} channels x {max(sK, sN)}" if sK * sN > 1
                       else ", no serial split")
+            order = ", operands swapped (the conv [n x k] . [k x m])" if p.get("swapped") else ""
             lines.append(f"  split            pM x pK x pN = {' x '.join(map(str, p['split']))} on {p['tiles']} "
-                         f"tiles{serial}, blocks {' x '.join(map(str, p['block']))}, temporary "
+                         f"tiles{serial}{order}, blocks {' x '.join(map(str, p['block']))}, temporary "
                          f"{p['temp_bytes']:,} B/tile")
         lines += ["  superstep        count      compute     exchange         sync         host"]
         lines += [f"  {name:<15}{s['count']:>6}" + "".join(f"{s[k]:>13,.0f}" for k in COST_KINDS)
@@ -240,7 +241,7 @@ def _matmul(shape: dict, sys):
         iteration.append(Superstep("update" if plan.sN > 1 else "add", "forward", tuple(low.serial_tail(None))))
     steps = before + iteration * plan.serial  # the same supersteps, once per serial iteration
     described = {**plan.describe(), "temp_bytes": plan.temp_bytes, "planner_cycles": plan.cycles,
-                 "broadcast_before_loop": plan.broadcast_before_loop}
+                 "transform_cycles": plan.transform_cycles, "broadcast_before_loop": plan.broadcast_before_loop}
     return steps, described
 
 
