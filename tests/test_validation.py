@@ -93,3 +93,12 @@ def test_cli_validate(tmp_path, capsys):
     assert json.loads(path.read_text())[0]["source"] == "snntorch-gpu"
     with pytest.raises(ConfigError, match="Did you mean 'trackr'"):
         run_source("trakr")
+
+
+def test_run_all_reports_its_progress_source_by_source():
+    from mimdsim.validation import run_all
+
+    calls = []
+    results = run_all(sources=["trackr-cpu", "sun-poptorch"], progress=lambda done, total: calls.append((done, total)))
+    assert [r.source for r in results] == ["trackr-cpu", "sun-poptorch"]
+    assert calls == [(0, 2), (1, 2), (2, 2)]

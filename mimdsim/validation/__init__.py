@@ -341,9 +341,18 @@ def run_source(name: str, quick: bool = False, lists: str = "half") -> SourceRes
     return SourceResult(name, doc["title"], doc["provenance"], points, assumption)
 
 
-def run_all(sources=None, quick: bool = False, lists: str = "half") -> list[SourceResult]:
-    """Every stored source (or those named), each point's model ÷ measured."""
-    return [run_source(s, quick, lists) for s in (sources or SOURCES)]
+def run_all(sources=None, quick: bool = False, lists: str = "half", progress=None) -> list[SourceResult]:
+    """Every stored source (or those named), each point's model ÷ measured; ``progress(done, total)`` is called
+    after each source (the command line's bar)."""
+    names = list(sources or SOURCES)
+    out = []
+    if progress is not None:
+        progress(0, len(names))
+    for i, s in enumerate(names):
+        out.append(run_source(s, quick, lists))
+        if progress is not None:
+            progress(i + 1, len(names))
+    return out
 
 
 def _measured_text(p: Point) -> str:
