@@ -210,3 +210,10 @@ def test_the_study_program_runs_on_its_gpus_host():
     on_measurement_host = estimate(study_net(), "a100-40gb", timesteps=100, batch_size=48, strategy="keras-rnn-xla",
                                    host="genoa-vm")
     assert on_measurement_host.seconds_per_step <= r.seconds_per_step
+
+
+def test_the_study_program_is_float32_and_says_so():
+    with pytest.raises(UnsupportedModel, match="float32 program.*fp16"):
+        estimate(study_net(), "a100-40gb", timesteps=10, batch_size=4, strategy="keras-rnn-xla", precision="fp16")
+    fp32 = estimate(study_net(), "a100-40gb", timesteps=10, batch_size=4, strategy="keras-rnn-xla", precision="fp32")
+    assert fp32.placement["precision"] == "fp32"

@@ -30,7 +30,7 @@ The model knows no GPU here beyond the costing in :mod:`mimdsim.gpu.xla`.
 from __future__ import annotations
 
 from ....energy import gpu_energy, kernel_activity
-from ....errors import UnsupportedModel
+from ....errors import Param, UnsupportedModel
 from ....gpu.framework import FrameworkSpec
 from ....gpu.model import Kernel, gemm, weight_gemm
 from ....gpu.xla import HostCopy, Loop, kernels_per_step, step_timeline
@@ -165,6 +165,12 @@ def keras_rnn_report(net, spec, timesteps: int, batch: int, precision: str, opti
     host's thunk issue, ``sync`` the WhileThunks' predicate round trips, ``host`` the input copy and the
     host's per-step call."""
     check_network(net)
+    if precision not in ("fp32", "tf32"):  # the program keeps float32 tensors; TF32 is how cuBLAS runs its GEMMs
+        given = Param("precision", precision, key="gpu.precision")
+        raise UnsupportedModel(f"strategy keras-rnn-xla is the sparse-BPTT study's float32 program: its GEMMs run "
+                               f"tf32 (TensorFlow's default on Ampere and later) or fp32, not {precision}; drop ",
+                               Param("precision", key="gpu.precision", action="drop"), ", or use strategy compiled or "
+                               f"fused for a {precision} program", param=given)
     sizes = list(net.sizes)
     program = step_program(sizes, timesteps, batch, fw, optimizer)
     tl = step_timeline(program, spec, precision, fw)
