@@ -45,7 +45,7 @@ Adam, one call per training step. Each step records, per layer and timestep, the
 (num[0]) and listed (num[1]) counts, the raw spikes and candidates, and the input count; and the chip's
 seconds per step for that executed step.
 
-``python -m mimdsim.validation.study_activity`` writes the stored execution, ``DATA_FILE`` (the
+``python -m mimdsim.validation.study_activity`` writes ``mimdsim/validation/data/study_activity.json`` (the
 command, the knobs, the seeds and steps covered and the code version go in the file); ``mimdsim validate`` reads
 it (:func:`stored_rates`) and never executes.
 
@@ -359,3 +359,64 @@ def provenance(args, code_version):
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# --- what the rate-driven chip run takes from the stored execution
+
+def stored(path=DATA_FILE) -> dict:
+    """The stored execution (written by :func:`main`)."""
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def rate_for_fill(n, K, target) -> float:
+    """The binomial rate p with E[min(Binomial(n, p), K)] = ``target``: the rate-driven source draws a layer's
+    count from Binomial(n, p) and truncates it at K, so this rate gives the executed mean list fill (1.0 where the
+    fill is K, as the output list with theta2 -100 always is)."""
+    if target <= 0:
+        return 0.0
+    if target >= K * (1 - 1e-9):
+        return 1.0
+    k = np.arange(K)
+
+    def fill(p):
+        log_pmf = np.cumsum(np.concatenate([[n * math.log1p(-p)], np.log((n - k[:-1]) / (k[:-1] + 1) * p / (1 - p))]))
+        pmf = np.exp(log_pmf)  # P(N = k), k < K
+        return float((k * pmf).sum() + K * (1 - pmf.sum()))
+
+    lo, hi = 0.0, 1.0 - 1e-12
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fill(mid) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _rates(sizes, capacities, kept, listed):
+    """Rate-driven activities (input first, then per neuron layer a spike rate and a candidate rate of the rest)
+    whose truncated draws give the mean kept and listed counts ``kept``/``listed`` (per layer, input first)."""
+    act = [rate_for_fill(n, K, k) for n, K, k in zip(sizes, capacities, kept)]
+    total = [rate_for_fill(n, K, v) for n, K, v in zip(sizes, capacities, listed)]
+    cand = [0.0 if a >= 1 else max(0.0, (t - a) / (1 - a)) for a, t in zip(act, total)]
+    return {"input_activity": act[0], "activity": act[1:], "candidate_activity": cand[1:],
+            "kept": [round(float(v), 4) for v in kept], "listed": [round(float(v), 4) for v in listed]}
+
+
+def executed_rates(entry) -> dict:
+    """A stored point's activities for the rate-driven run: ``central`` (each seed's last quarter of its steps,
+    averaged over seeds: the state nearest the timed epochs 2-25), ``low`` and ``high`` (per layer the least and
+    most filled lists over every seed and step covered, step 0 included), each as :func:`_rates` gives them;
+    with the seeds and steps covered and the executed steps' own chip ms (mean, min, max)."""
+    sizes, caps = entry["sizes"], entry["capacities"]
+    late, every, chip = [], [], []
+    for run in entry["runs"]:
+        k, v = np.array(run["per_step"]["kept"]), np.array(run["per_step"]["listed"])  # [steps, L + 1]
+        q = max(1, run["steps"] // 4)
+        late.append((k[-q:].mean(axis=0), v[-q:].mean(axis=0)))
+        every.append((k, v))
+        chip += run["per_step"]["chip_ms"]
+    all_k = np.concatenate([k for k, _ in every])
+    all_v = np.concatenate([v for _, v in every])
+    return {"central": _rates(sizes, caps, np.mean([k for k, _ in late], axis=0), np.mean([v for _, v in late], axis=0)),
+            "low": _rates(sizes, caps, all_k.min(axis=0), all_v.min(axis=0)),
+            "high": _rates(sizes, caps, all_k.max(axis=0), all_v.max(axis=0)),
+            "seeds": len(entry["runs"]), "steps": [run["steps"] for run in entry["runs"]],
+            "executed_chip_ms": [float(np.mean(chip)), float(np.min(chip)), float(np.max(chip))]}
