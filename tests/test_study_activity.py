@@ -110,3 +110,15 @@ def test_the_stored_execution_covers_every_point_with_its_provenance():
         lo, mid, hi = (np.array(rates[w]["listed"]) for w in ("low", "central", "high"))
         assert (lo <= mid + 1e-9).all() and (mid <= hi + 1e-9).all()
 
+
+def test_validate_reads_the_stored_execution_and_never_executes(monkeypatch):
+    from mimdsim.validation import run_source
+
+    def refuse(*a, **k):
+        raise AssertionError("validate executed the network")
+    monkeypatch.setattr(sa, "execute", refuse)
+    monkeypatch.setattr(sa, "nmnist_like", refuse)
+    res = run_source("study-log", quick=True)
+    assert res.assumption.startswith("lists as the study's network executes them")
+    assert all("activity band" in p.note and p.band[0] <= p.model <= p.band[1] for p in res.points)
+    assert json.loads(sa.DATA_FILE.read_text())["points"]
