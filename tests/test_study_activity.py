@@ -97,7 +97,7 @@ def test_the_stored_execution_covers_every_point_with_its_provenance():
     """Step 0 for all 12 points with at least 3 seeds, the command that made it, the knobs and the code."""
     doc = sa.stored()
     prov = doc["provenance"]
-    assert prov["command"].startswith("python -m mimdsim.validation.study_activity")
+    assert prov["command"].startswith("python -m mimdsim.cli.study_activity")
     assert prov["knobs"]["weight_mul"] == 4.0 and prov["knobs"]["theta2_output"] == -100.0
     assert prov["derivation"] == "docs/research/study-activity.md" and prov["code"]["commit"]
     log = load("study-log")["points"]

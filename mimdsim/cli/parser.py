@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--quick", action="store_true", help="a subset of each source's points (for tests)")
     v.add_argument("--lists", choices=("executed", "half", "full"), default="executed",
                    help="study-log: how full the spike lists are (its log prints no spike counts): executed (the "
-                        "default: the study's network executed, stored in mimdsim/validation/data/study_activity.json),"
+                        "default: the study's network executed, stored in mimdsim/validation/data/executed/study_activity.json),"
                         " half (activity = max activity / 2) or full (= max activity)")
     v.set_defaults(func=commands.cmd_validate)
     from .train import add_parser as add_train_parser

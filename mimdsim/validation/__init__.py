@@ -86,7 +86,7 @@ def load(name: str) -> dict:
 # How full the study's spike lists are: executed (the default: the study's network run on N-MNIST-like input,
 # stored once by mimdsim/validation/study_activity.py), or an assumed share of each layer's max activity
 STUDY_LISTS = {"executed": (None, "lists as the study's network executes them (issue 37; seeds and steps in the "
-                                  "note): per-layer list fills from mimdsim/validation/data/study_activity.json"),
+                                  "note): per-layer list fills from mimdsim/validation/data/executed/study_activity.json"),
                "half": (0.5, "lists half full: activity = max activity / 2 per layer (before issue 37)"),
                "full": (1.0, "lists full: activity = max activity per layer (issue 25's band check)")}
 

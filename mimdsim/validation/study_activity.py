@@ -45,24 +45,23 @@ Adam, one call per training step. Each step records, per layer and timestep, the
 (num[0]) and listed (num[1]) counts, the raw spikes and candidates, and the input count; and the chip's
 seconds per step for that executed step.
 
-``python -m mimdsim.validation.study_activity`` writes ``mimdsim/validation/data/study_activity.json`` (the
-command, the knobs, the seeds and steps covered and the code version go in the file); ``mimdsim validate`` reads
-it (:func:`stored_rates`) and never executes.
+``python -m mimdsim.cli.study_activity`` (:mod:`mimdsim.cli.study_activity`) writes
+``mimdsim/validation/data/executed/study_activity.json`` (the command, the knobs, the seeds and steps covered and
+the code version go in the file); ``mimdsim validate`` reads it (:func:`executed_rates`) and never executes.
 
-Imported by: validation (``study_log_points``), and run as a script to store the execution.
+Imported by: validation (``study_log_points``), cli.study_activity (the script that stores the execution).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import pathlib
-import sys
-import time
 
 import numpy as np
 
-DATA_FILE = pathlib.Path(__file__).resolve().parent / "data" / "study_activity.json"
+from ..workloads.snn.activity import rate_for_fill, rates_for_fills  # noqa: F401 (rate_for_fill: used by tests)
+
+DATA_FILE = pathlib.Path(__file__).resolve().parent / "data" / "executed" / "study_activity.json"
 
 # --- the network and its training (docs/research/study-activity.md §3.1)
 TIMESTEPS, BATCH = 100, 48
@@ -292,73 +291,13 @@ def execute(point, seed, steps, progress=None):
     return {"seed": seed, "steps": steps, "per_step": per_step, "profile": profile}
 
 
-def main(argv=None):
-    """Execute the 12 study points and store the result with its provenance (see the module docstring)."""
-    from .. import version
-
-    ap = argparse.ArgumentParser(prog="python -m mimdsim.validation.study_activity", description=main.__doc__)
-    ap.add_argument("--seeds", type=int, default=3, help="seeds per point, 0, 1, ... (default 3)")
-    ap.add_argument("--steps", default=str(STEPS_PER_EPOCH), help="training steps from step 0: one number for "
-                    f"every seed or one per seed, comma-separated (default {STEPS_PER_EPOCH}: epoch 1)")
-    ap.add_argument("--points", default="all", help="'all' or comma-separated indices into study_log.json")
-    ap.add_argument("--out", default=str(DATA_FILE))
-    args = ap.parse_args(argv)
-    steps = [int(v) for v in args.steps.split(",")]
-    steps = steps * args.seeds if len(steps) == 1 else steps
-    if len(steps) != args.seeds or min(steps) < 1:
-        ap.error(f"--steps {args.steps}: give one count (at least 1) or one per seed ({args.seeds})")
-    log = json.loads((DATA_FILE.parent / "study_log.json").read_text())
-    chosen = range(len(log["points"])) if args.points == "all" else [int(i) for i in args.points.split(",")]
-    out = pathlib.Path(args.out)
-    doc = json.loads(out.read_text()) if out.exists() else {"points": {}}
-    doc["provenance"] = provenance(args, version.__version__)
-    for i in chosen:
-        point = log["points"][i]
-        key = f"{point['hidden_layers']} hidden, {point['max_activity']:.0%}"
-        start = time.time()
-        runs = []
-        for seed in range(args.seeds):
-            runs.append(execute(point, seed, steps[seed]))
-            print(f"{key}: seed {seed}, {steps[seed]} steps, {time.time() - start:.0f} s, loss "
-                  f"{runs[-1]['per_step']['loss'][0]:.3f} -> {runs[-1]['per_step']['loss'][-1]:.3f}", file=sys.stderr)
-        doc["points"][key] = {"sizes": point["sizes"], "capacities": point["capacities"], "runs": runs}
-        out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")  # after every point: a partial run keeps
-    return 0
-
-
-def provenance(args, code_version):
-    """What the stored execution is: the command, the knobs, the seeds and steps, the code."""
-    import subprocess
-
-    try:
-        here = pathlib.Path(__file__).parent
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=here,
-                                check=True).stdout.strip()
-        changed = subprocess.run(["git", "status", "--porcelain", "--", "mimdsim", "kernels"], capture_output=True,
-                                 text=True, cwd=here.parent.parent, check=True).stdout.strip()
-        commit += " (with uncommitted changes)" if changed else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {"command": f"python -m mimdsim.validation.study_activity --seeds {args.seeds} --steps {args.steps} "
-                       f"--points {args.points}",
-            "code": {"mimdsim": code_version, "commit": commit,
-                     "module": "mimdsim/validation/study_activity.py"},
-            "derivation": "docs/research/study-activity.md",
-            "knobs": {"timesteps": TIMESTEPS, "batch": BATCH, "weight_mul": WEIGHT_MUL, "alpha": ALPHA, "c": C,
-                      "theta1": THETA1, "theta2_hidden": THETA2_HIDDEN, "theta2_output": THETA2_OUTPUT,
-                      "surrogate_beta": SURROGATE_BETA, "adam": ADAM, "block_capped_mean": BLOCK_CAPPED_MEAN,
-                      "sample_cv": SAMPLE_CV, "on_share": ON_SHARE, "ids_per_event": IDS_PER_EVENT,
-                      "recurrence_20": RECURRENCE_20, "window_steps": WINDOW_STEPS,
-                      "template_per_support": TEMPLATE_PER_SUPPORT},
-            "seeds": list(range(args.seeds)), "steps_per_seed": [int(v) for v in args.steps.split(",")],
-            "quantities": "per point and seed: per step, per layer (input first) the batch-and-time mean of kept "
-                          "(num[0]), listed (num[1]), raw spikes and raw candidates, the loss and the executed step's "
-                          "chip ms; per layer and timestep the kept and listed batch means at step 0 and over the last "
-                          "quarter of the steps covered"}
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def knobs() -> dict:
+    """Every knob of the execution, as the stored file records them."""
+    return {"timesteps": TIMESTEPS, "batch": BATCH, "weight_mul": WEIGHT_MUL, "alpha": ALPHA, "c": C,
+            "theta1": THETA1, "theta2_hidden": THETA2_HIDDEN, "theta2_output": THETA2_OUTPUT,
+            "surrogate_beta": SURROGATE_BETA, "adam": ADAM, "block_capped_mean": BLOCK_CAPPED_MEAN,
+            "sample_cv": SAMPLE_CV, "on_share": ON_SHARE, "ids_per_event": IDS_PER_EVENT,
+            "recurrence_20": RECURRENCE_20, "window_steps": WINDOW_STEPS, "template_per_support": TEMPLATE_PER_SUPPORT}
 
 
 # --- what the rate-driven chip run takes from the stored execution
@@ -368,42 +307,11 @@ def stored(path=DATA_FILE) -> dict:
     return json.loads(pathlib.Path(path).read_text())
 
 
-def rate_for_fill(n, K, target) -> float:
-    """The binomial rate p with E[min(Binomial(n, p), K)] = ``target``: the rate-driven source draws a layer's
-    count from Binomial(n, p) and truncates it at K, so this rate gives the executed mean list fill (1.0 where the
-    fill is K, as the output list with theta2 -100 always is)."""
-    if target <= 0:
-        return 0.0
-    if target >= K * (1 - 1e-9):
-        return 1.0
-    k = np.arange(K)
-
-    def fill(p):
-        log_pmf = np.cumsum(np.concatenate([[n * math.log1p(-p)], np.log((n - k[:-1]) / (k[:-1] + 1) * p / (1 - p))]))
-        pmf = np.exp(log_pmf)  # P(N = k), k < K
-        return float((k * pmf).sum() + K * (1 - pmf.sum()))
-
-    lo, hi = 0.0, 1.0 - 1e-12
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if fill(mid) < target else (lo, mid)
-    return (lo + hi) / 2
-
-
-def _rates(sizes, capacities, kept, listed):
-    """Rate-driven activities (input first, then per neuron layer a spike rate and a candidate rate of the rest)
-    whose truncated draws give the mean kept and listed counts ``kept``/``listed`` (per layer, input first)."""
-    act = [rate_for_fill(n, K, k) for n, K, k in zip(sizes, capacities, kept)]
-    total = [rate_for_fill(n, K, v) for n, K, v in zip(sizes, capacities, listed)]
-    cand = [0.0 if a >= 1 else max(0.0, (t - a) / (1 - a)) for a, t in zip(act, total)]
-    return {"input_activity": act[0], "activity": act[1:], "candidate_activity": cand[1:],
-            "kept": [round(float(v), 4) for v in kept], "listed": [round(float(v), 4) for v in listed]}
-
-
 def executed_rates(entry) -> dict:
     """A stored point's activities for the rate-driven run: ``central`` (each seed's last quarter of its steps,
     averaged over seeds: the state nearest the timed epochs 2-25), ``low`` and ``high`` (per layer the least and
-    most filled lists over every seed and step covered, step 0 included), each as :func:`_rates` gives them;
+    most filled lists over every seed and step covered, step 0 included), each as ``rates_for_fills`` gives them
+    (:mod:`mimdsim.workloads.snn.activity`: the rates whose truncated draws give those mean fills);
     with the seeds and steps covered and the executed steps' own chip ms (mean, min, max)."""
     sizes, caps = entry["sizes"], entry["capacities"]
     late, every, chip = [], [], []
@@ -415,8 +323,9 @@ def executed_rates(entry) -> dict:
         chip += run["per_step"]["chip_ms"]
     all_k = np.concatenate([k for k, _ in every])
     all_v = np.concatenate([v for _, v in every])
-    return {"central": _rates(sizes, caps, np.mean([k for k, _ in late], axis=0), np.mean([v for _, v in late], axis=0)),
-            "low": _rates(sizes, caps, all_k.min(axis=0), all_v.min(axis=0)),
-            "high": _rates(sizes, caps, all_k.max(axis=0), all_v.max(axis=0)),
+    return {"central": rates_for_fills(sizes, caps, np.mean([k for k, _ in late], axis=0),
+                                       np.mean([v for _, v in late], axis=0)),
+            "low": rates_for_fills(sizes, caps, all_k.min(axis=0), all_v.min(axis=0)),
+            "high": rates_for_fills(sizes, caps, all_k.max(axis=0), all_v.max(axis=0)),
             "seeds": len(entry["runs"]), "steps": [run["steps"] for run in entry["runs"]],
             "executed_chip_ms": [float(np.mean(chip)), float(np.min(chip)), float(np.max(chip))]}
