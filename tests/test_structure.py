@@ -43,6 +43,7 @@ LAYERS = [
                                                            "mimdsim.workloads.snn.baselines",
                                                            "mimdsim.workloads.kalman", "mimdsim.workloads.mlp"]),
     ("a workload's entry point and its build from settings", ["mimdsim.workloads.snn.simulate",
+                                                              "mimdsim.workloads.snn.activity",
                                                               "mimdsim.workloads.snn.from_settings",
                                                               "mimdsim.workloads.snn"]),
     ("comparisons", ["mimdsim.compare", "mimdsim.workloads.compare", "mimdsim.workloads"]),

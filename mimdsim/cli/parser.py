@@ -114,9 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only this source (repeatable; default: all)")
     v.add_argument("--points", action="store_true", help="print every point, not only the summary")
     v.add_argument("--quick", action="store_true", help="a subset of each source's points (for tests)")
-    v.add_argument("--lists", choices=("half", "full"), default="half",
-                   help="study-log: how full the spike lists are assumed, as its log prints no spike counts "
-                        "(half: activity = max activity / 2, the command line's default; full: = max activity)")
+    v.add_argument("--lists", choices=("executed", "half", "full"), default="executed",
+                   help="study-log: how full the spike lists are (its log prints no spike counts): executed (the "
+                        "default: the study's network executed, stored in mimdsim/validation/data/executed/study_activity.json),"
+                        " half (activity = max activity / 2) or full (= max activity)")
     v.set_defaults(func=commands.cmd_validate)
     from .train import add_parser as add_train_parser
     add_train_parser(sub)

@@ -66,7 +66,8 @@ def build_run(values: dict):
         raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare` (",
                           setting("workload.name", v["workload.name"]), ") or `mimdsim run`; sweep files sweep the SNN "
                           "step (set workload.name = 'snn')")
-    if not v["run.execute"]:  # rate-driven: no numerics, so nothing reads the weights or the dynamics' threshold
+    measured = v.get("run.activity_from", "assumed") == "execute"  # rates from one executed step
+    if not v["run.execute"] and not measured:  # rate-driven: no numerics, nothing reads the weights or theta2
         for key, what in (("model.weight_scale", "the initial weights"),
                           ("model.theta2", "the gradient-candidate threshold of the dynamics")):
             if v.get(key) is not None and not (key == "model.weight_scale" and v.get("model.nir")):  # (refused there)
@@ -124,14 +125,18 @@ def build_run(values: dict):
         kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
     check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"), schedule=v.get("run.schedule"))
-    if v["run.execute"]:
+    if v["run.execute"] and measured:
+        raise ConfigError(setting("run.activity_from", "execute"), " measures the rates a rate-driven run draws; ",
+                          setting("run.execute", True), " runs the numerics themselves: drop one of them")
+    if v["run.execute"] or measured:
+        mode = "run.execute" if v["run.execute"] else "run.activity_from"
         for key in ("run.activity", "run.candidate_activity"):
             if v.get(key) is not None:  # the dynamics set the rates: refused, not ignored
                 raise ConfigError(setting(key), f" (TOML: {key}) sets the firing rates a rate-driven run assumes; with ",
-                                  setting("run.execute", True), " the rates come from the dynamics: drop ",
-                                  setting(key, action="drop"), ", or drop ", setting("run.execute", action="drop"),
-                                  " (", setting("run.input_activity"), " sets the input rate of an execution-driven "
-                                  "run)")
+                                  setting(mode, True if v["run.execute"] else "execute"), " the rates come from the "
+                                  "dynamics: drop ", setting(key, action="drop"), ", or drop ",
+                                  setting(mode, action="drop"), " (", setting("run.input_activity"), " sets the input "
+                                  "rate of an execution-driven run)")
         check_host_bytes(f"the random input spikes ([{T:,} timesteps, {B:,} samples, {n_in:,} inputs])",
                          8.0 * T * B * n_in, fix=("lower ", TIMESTEPS, " or ", BATCH, ", or run rate-driven (no ",
                                                   setting("run.execute", action="drop"), ")"))
@@ -141,7 +146,13 @@ def build_run(values: dict):
         x = (rng.random((steps, B, n_in)) < rate).astype(np.uint8)
         kw["inputs"] = np.repeat(x, T, axis=0) if steps == 1 else x
         kw["labels"] = rng.integers(0, n_out, B)
-    else:
+    if measured:  # the executed step's mean list fills set the rate-driven run's rates
+        from .activity import activity_from_execution
+        rates = activity_from_execution(net, sys_spec, kw.pop("inputs"), kw.pop("labels"),
+                                        described=f"random input spikes at {_input_rate(v):.3g} per input and step", **kw)
+        kw.update(timesteps=T, batch_size=B, activity=rates["activity"], candidate_activity=rates["candidate_activity"],
+                  input_activity=rates["input_activity"], activity_source=rates["source"])
+    elif not v["run.execute"]:
         kw.update(timesteps=T, batch_size=B,
                   activity=v["run.activity"] if v["run.activity"] is not None else
                   _max_activity(v) / 2,
@@ -162,7 +173,8 @@ def _layer_network(v):
                              weight_scale=v["model.weight_scale"])
     check_sizes_fit(v)  # from shapes alone, before the weights are allocated
     init = {}
-    if v["model.weight_scale"] is None and v["run.execute"]:  # the activity rule, at the input rate the run draws
+    if v["model.weight_scale"] is None and (v["run.execute"] or v.get("run.activity_from") == "execute"):
+        # the activity rule, at the input rate the executed step draws
         init["input_activity"] = _input_rate(v)
     return Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
                                input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],

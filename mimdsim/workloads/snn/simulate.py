@@ -129,7 +129,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, chips_used=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
              progress=None, precision=None, training=True, schedule=None, static_input=False, assume=None,
-             band=True) -> Run:
+             band=True, activity_source=None) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -150,12 +150,17 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     inputs allowed; ``report.placement["matmul_plan"]`` shows every matmul's split), and with
     ``static_input=True`` streams one input per sample for all steps (the study's pixels).
     ``assume``: ``{name: value}`` pins named assumptions (``mimdsim.assumptions``; ``--assume``);
+    ``activity_source``: rate-driven, where the rates were measured (``activity.activity_from_execution``'s
+    ``source``); the report's note says so instead of calling them assumed.
     ``band=False`` skips ``report.uncertainty`` (the time when every other assumption moves over its
     range, re-costed from the recorded works: no numerics run again).
     ``neurons_per_tile=None`` and ``chips_used=None`` search the placement (:mod:`.placement`: the
     fastest that fits, scored rate-driven at half each list's capacity); a number pins either.
     ``report.placement["search"]`` lists the chosen placement and the next two candidates.
     """
+    if activity_source is not None and (inputs is not None or not isinstance(activity_source, str)):
+        raise ConfigError(Param("activity_source", python="activity_source="), " says where a rate-driven run's "
+                          "rates were measured (a sentence); an execution-driven run (inputs=) measures its own: drop it")
     call = _resolve(net, chip, inputs=inputs, labels=labels, timesteps=timesteps, batch_size=batch_size,
                     activity=activity, candidate_activity=candidate_activity, input_activity=input_activity,
                     optimizer=optimizer, neurons_per_tile=neurons_per_tile, chips_used=chips_used,
@@ -167,7 +172,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     report = _run_and_band(call, program, source, timeline=timeline, progress=progress, band=band)
     _add_layers_and_placement(report, choice, source)
     _add_energy(call, report, program)
-    _add_notes(net, call, report, choice, source)
+    _add_notes(net, call, report, choice, source, activity_source)
     if strict:
         _refuse_overflow(report)
     grads = call.execution and call.training
@@ -328,7 +333,7 @@ def _add_energy(call: _Call, report: Report, program: Program) -> None:
     report.energy = chip_energy(report, program.system, A.of_kind(call.assume, "energy"))
 
 
-def _add_notes(net: Network, call: _Call, report: Report, choice, source) -> None:
+def _add_notes(net: Network, call: _Call, report: Report, choice, source, activity_source=None) -> None:
     """Stage 7: what the reader should know about the run: idle chips, assumed rates, the program's
     number format, layers the step never reaches or that never spiked (those also warn)."""
     program, system, T, L = choice.program, call.system, call.T, net.num_layers
@@ -338,6 +343,13 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source) -> Non
         report.notes.append(idle)
     if not call.execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
         pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
+        if activity_source:  # measured, not assumed: say where (the mode heads simulate's and compare's tables)
+            report.mode = "rate-driven, measured rates"
+            report.notes.append(
+                f"rate-driven with measured rates: firing rates per layer (input first) {pct(source.activity)} and "
+                f"gradient-candidate rates {pct(source.candidate[1:])} reproduce the mean list fills of "
+                f"{activity_source}; list capacities K = {', '.join(map(str, net.capacities))}")
+    if not call.execution and not activity_source:
         report.notes.append(Message(
             f"rate-driven: assumed firing rates per layer (input first) {pct(source.activity)} and gradient-candidate "
             f"rates {pct(source.candidate[1:])}; list capacities K = {', '.join(map(str, net.capacities))} (max "

@@ -51,6 +51,10 @@ NETWORK_AND_RUN = (
     Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
             "rate-driven fraction of gradient candidates (default: = activity)"),
     Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
+    Setting("run.activity_from", "--activity-from", "str", "assumed",
+            "rate-driven: where the firing rates come from: assumed (--activity, default max activity / 2) or "
+            "execute (one execution-driven step of this network on random input at --input-activity; its measured "
+            "per-layer list fills set the rates, and the report says so)", choices=("assumed", "execute")),
     Setting("run.seed", "--seed", "int", 0, "seed of weights, inputs and draws",
             commands=("simulate", "compare", "train"), group=TRAINING),
     Setting("run.neurons_per_tile", "--neurons-per-tile", "int", None,
