@@ -24,7 +24,7 @@ subsample has fewer points per shape than the whole sweep, so it weighs the per-
 (compilation, placement search) more.
 
 Series: the reference (``--ref``, default bfbd7d3, exported; ``--ref-tree DIR`` a checkout) against
-today, alternating (``benchmarks/reference.py``). ``--pinned`` compares instead, within today's
+today, alternating (``benchmarks/against_reference.py``). ``--pinned`` compares instead, within today's
 code, the sweep with every point's placement pinned to the mapper's rule before the search (the
 smallest even count that places) against the search: the search's own cost.
 """
@@ -39,7 +39,7 @@ import sys
 
 import numpy as np
 
-from reference import HERE, Side, add_arguments, compare, run_child, sides
+from against_reference import HERE, Comparison, Side, add_arguments, compare, run_child, sides
 
 GRIDS = {  # axis -> values, in the order issue 41 lists them
     "issue41": {"run.activity": [round(float(a), 6) for a in np.linspace(0.001, 0.01, 10)],
@@ -136,9 +136,12 @@ def main():
           f"`mimdsim sweep --serial` process per run, start-up included; warmed on one point first"
           + (f"; pinned counts per tile count: {rule}" if rule else ""))
     print("\n".join(result.lines("wall s")))
-    for i, side in enumerate((result.reference, result.today)):
-        print(f"{side.label}: points/s median {statistics.median(n / p[i] for p in result.pairs):.1f}, "
-              f"CPU s median {statistics.median(cpu[side.label]):.1f}")
+    by_cpu = Comparison(ref, new, list(zip(cpu[ref.label], cpu[new.label])), result.order, result.load_before,
+                        result.load_after)
+    print("the same runs by CPU seconds (user + system, less sensitive to other load):")
+    print("\n".join("  " + line for line in by_cpu.lines("CPU s")))
+    for i, side in enumerate((ref, new)):
+        print(f"{side.label}: points/s median {statistics.median(n / p[i] for p in result.pairs):.1f}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 75, 100) of the default model (2312-978-978-976-10, published program, ipu-mk2), run with
 ``run_serial`` (the API both trees have) as ``mimdsim sweep --serial`` runs them: each point
 appended to the results file as it completes. Each run is a child process on one tree
-(``benchmarks/reference.py``: the reference exported, PYTHONPATH per side, one run of each side
+(``benchmarks/against_reference.py``: the reference exported, PYTHONPATH per side, one run of each side
 per pair, alternating, each side warmed once first): the child runs a one-point sweep of another
 shape untimed (numba's cache load, as a worker does once), then times the 60 points twice, the
 first pass compiling every one of the 12 shapes, the second (a fresh results file) with the
@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from reference import HERE, Comparison, add_arguments, compare, run_child, sides
+from against_reference import HERE, Comparison, add_arguments, compare, run_child, sides
 
 SWEEP = """
 [model]
@@ -70,7 +70,8 @@ def child(folder):
         t0, c0 = time.perf_counter(), time.process_time()
         run_serial(sw)
         passes.append((time.perf_counter() - t0, time.process_time() - c0))
-    print(json.dumps({"mimdsim": os.path.realpath(mimdsim.__file__), "points": len(sw.points), "seconds": passes[0][0], "cpu": passes[0][1],
+    print(json.dumps({"mimdsim": os.path.realpath(mimdsim.__file__), "points": len(sw.points),
+                      "seconds": passes[0][0], "cpu": passes[0][1],
                       "cached_seconds": passes[1][0], "cached_cpu": passes[1][1]}))
 
 
@@ -133,7 +134,8 @@ def main():
     cached, got = {}, {}
     with sides(args) as (ref, new, scratch):
         def run(side, index):
-            rep = run_child(side.tree, [sys.executable, os.path.abspath(__file__), "--child", scratch], scratch).reported
+            argv = [sys.executable, os.path.abspath(__file__), "--child", scratch]
+            rep = run_child(side.tree, argv, scratch).reported
             if not rep["mimdsim"].startswith(os.path.realpath(side.tree) + os.sep):
                 raise SystemExit(f"{side.label}: the child imported {rep['mimdsim']}")
             if index >= 0:  # not the warm-up
@@ -151,8 +153,9 @@ def main():
     print("second pass (programs cached):")
     print("\n".join("  " + line for line in again.lines("s")))
     for side in (ref, new):
-        print(f"{side.label}: points/s median, first pass {statistics.median(n / r['seconds'] for r in got[side.label]):.1f}, "
-              f"cached {statistics.median(n / r['cached_seconds'] for r in got[side.label]):.1f}")
+        runs = got[side.label]
+        print(f"{side.label}: points/s median, first pass {statistics.median(n / r['seconds'] for r in runs):.1f}, "
+              f"cached {statistics.median(n / r['cached_seconds'] for r in runs):.1f}")
     if args.per_iteration or args.dask:
         with tempfile.TemporaryDirectory() as d:
             if args.per_iteration:

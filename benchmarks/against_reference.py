@@ -1,6 +1,6 @@
 """Speed as a ratio against a pinned reference commit, measured in the same run, alternating.
 
-    python benchmarks/reference.py [--ref bfbd7d3 | --ref-tree DIR] [--pairs 3] -- ARGV...
+    python benchmarks/against_reference.py [--ref bfbd7d3 | --ref-tree DIR] [--pairs 3] -- ARGV...
 
 Absolute times do not carry from one machine to another (the project's machines differ ~3x, and
 a shared 2-core machine swings 2x with its load), so a speed claim here is a ratio: the same
