@@ -1,6 +1,6 @@
 """`mimdsim compare` with no arguments, cold (fresh process, numba cache warm) and warm.
 
-    python benchmarks/compare_cold.py [--repeats 3]
+    python benchmarks/compare_cold.py [--repeats 3] [--pairs 3] [--ref COMMIT | --ref-tree DIR | --no-ref]
 
 Cold: wall time of `python -m mimdsim compare` in a new process (imports, numba functions
 loaded from the on-disk cache, compilation of the program, simulation, GPU estimates), three ways,
@@ -9,6 +9,12 @@ snnTorch trace comes from the shipped seed where the versions match), the same w
 (MIMDSIM_TRACE_SEED=0: torch imported, the step traced at T = 3-6 and built for T = 100), and a
 trace cache already filled. Warm: the same comparison called again inside one process.
 Baseline in the same run: a bare `python -c "import numpy"` process start.
+
+Then (unless ``--no-ref``) the same cold `python -m mimdsim compare` with today's code against the
+reference commit (``benchmarks/against_reference.py``: bfbd7d3 exported, PYTHONPATH per side,
+alternating pairs, each side warmed once, so with the trace cache the warm-up left): today's
+speed relative to the reference, median, range, load. The command is the same; what it computes
+is each tree's default comparison (today's has more GPU columns and bands).
 """
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from against_reference import add_arguments
 
 
 def wall(cmd, **env):
@@ -33,6 +41,8 @@ def main():
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
+    add_arguments(ap)
+    ap.add_argument("--no-ref", action="store_true", help="skip the comparison with the reference")
     args = ap.parse_args()
     cmd = [sys.executable, "-m", "mimdsim", "compare"]
     wall(cmd)  # fills the numba cache if it is empty
@@ -56,6 +66,19 @@ def main():
     print(f"mimdsim compare, cold process, median (range) of {args.repeats}: fresh trace cache {spread['fresh']}, "
           f"fresh without the seed {spread['no seed']}, trace cached {spread['cached']} "
           f"(python + numpy start alone: {base:.2f} s); warm call: {warm:.3f} s")
+    if not args.no_ref:
+        against(args)
+
+
+def against(args):
+    """The cold command, today against the reference, alternating."""
+    from against_reference import compare, run_child, sides
+
+    with sides(args) as (ref, new, scratch):
+        result = compare(ref, new, lambda side, i: run_child(
+            side.tree, [sys.executable, "-m", "mimdsim", "compare"], scratch).wall, pairs=args.pairs)
+    print("`python -m mimdsim compare`, a cold process per run, wall:")
+    print("\n".join(result.lines("wall s")))
 
 
 if __name__ == "__main__":

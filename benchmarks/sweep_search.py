@@ -1,131 +1,147 @@
-"""A what-if sweep with the placement search on: 360 points, start-up included, points/s.
+"""A what-if sweep, serial, start-up included: today's speed as a ratio to bfbd7d3, alternating.
 
-    python benchmarks/sweep_search.py [--repeats 3] [--tree /path/to/other/checkout]
+    python benchmarks/sweep_search.py [--points N] [--pairs 3] [--grid issue41|issue27] [--order issue|shapes]
+                                      [--ref COMMIT | --ref-tree DIR | --pinned]
 
-The issue-27 sweep: the default model (2312-978-978-976-10, published program, rate-driven) over
-10 activities (log-spaced 0.1%..2%) x 6 batches (8..48) x 2 timestep counts (50, 100) x 3 tile
-counts (1216, 1472, 2048 tiles per chip): 360 points, 36 shapes, every shape a new placement
-search. Each run is a cold ``python -m mimdsim sweep --serial --quiet FILE`` process (interpreter
-start, imports, every shape compiled and searched, every point run and appended to the results
-file): points/s = 360 / the process's wall time, start-up included; CPU seconds printed beside.
+The workload is one cold ``python -m mimdsim sweep --serial --quiet FILE`` process (interpreter
+start, imports, every shape compiled, with today's code its placement searched, bands and energy
+costed, every point run and appended to a fresh results file), timed as a whole: what a user
+waits for. Both trees read the same sweep file (the experiment keys and ``[sweep]`` table of
+bfbd7d3, a ``zip`` of the grid's points in order), and every point must come back ``ok`` on both.
 
-Baseline in the same run, alternating with it (a ratio per pair): the same 360 points with the
-placement pinned (``run.neurons_per_tile`` per point) to what the mapper's rule before the search
-chose, the smallest even count that places (4 on 1216 tiles, 2 on 1472 and 2048): the sweep
-without the search. ``--tree DIR`` adds a third series, the search-on sweep run with another
-checkout's code (``PYTHONPATH=DIR``, e.g. the main branch), also alternating.
+Grids (the default model, 2312-978-978-976-10, published program, rate-driven, max_activity 0.01):
+
+- ``issue41`` (default): issue 41's 360 points, activity 0.001-0.01 in 10 linear steps x batch
+  16, 24, 32, 40, 48, 64 x T 50, 100 x 1024, 1216, 1472 tiles (36 shapes);
+- ``issue27``: issue 27's 360 points, 10 activities log-spaced 0.1-2% x batch 8-48 x T 50, 100
+  x 1216, 1472, 2048 tiles.
+
+``--order issue`` crosses the axes in the order issue 41 lists them (activity, batch, T, tiles;
+the last varies fastest, so consecutive points change shape, and 36 shapes overflow the
+16-program cache of both trees); ``--order shapes`` runs a shape's 10 activities one after the
+other. ``--points N`` runs every k-th point of that list (k = 360 // N), the first N: the
+subsample has fewer points per shape than the whole sweep, so it weighs the per-shape work
+(compilation, placement search) more.
+
+Series: the reference (``--ref``, default bfbd7d3, exported; ``--ref-tree DIR`` a checkout) against
+today, alternating (``benchmarks/against_reference.py``). ``--pinned`` compares instead, within today's
+code, the sweep with every point's placement pinned to the mapper's rule before the search (the
+smallest even count that places) against the search: the search's own cost.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ACTIVITIES = [float(a) for a in np.geomspace(0.001, 0.02, 10)]
-BATCHES = [8, 16, 24, 32, 40, 48]
-TIMESTEPS = [50, 100]
-TILES = [1216, 1472, 2048]
+from against_reference import HERE, Comparison, Side, add_arguments, compare, run_child, sides
+
+GRIDS = {  # axis -> values, in the order issue 41 lists them
+    "issue41": {"run.activity": [round(float(a), 6) for a in np.linspace(0.001, 0.01, 10)],
+                "model.batch": [16, 24, 32, 40, 48, 64], "model.timesteps": [50, 100],
+                "chip.tiles": [1024, 1216, 1472]},
+    "issue27": {"run.activity": [float(a) for a in np.geomspace(0.001, 0.02, 10)],
+                "model.batch": [8, 16, 24, 32, 40, 48], "model.timesteps": [50, 100],
+                "chip.tiles": [1216, 1472, 2048]},
+}
+ORDERS = {"issue": ("run.activity", "model.batch", "model.timesteps", "chip.tiles"),
+          "shapes": ("chip.tiles", "model.timesteps", "model.batch", "run.activity")}
 BASE = """[model]
 layers = [2312, 978, 978, 976, 10]
-max_activity = 0.01
+max_activity = {max_activity}
 [sweep]
+mode = "zip"
 results = "{name}.jsonl"
+[sweep.axes]
 """
+WARM_POINT = {"chip.tiles": 1472, "model.timesteps": 10, "model.batch": 8, "run.activity": 0.005}  # another shape
 
 
-def grid_file(folder, name):
-    """The search-on sweep: a grid over the four axes."""
-    text = BASE.format(name=name) + (
-        f'mode = "grid"\n[sweep.axes]\n"chip.tiles" = {TILES}\n"model.timesteps" = {TIMESTEPS}\n'
-        f'"model.batch" = {BATCHES}\n"run.activity" = {ACTIVITIES}\n')
-    return _write(folder, name, text)
+def grid_points(grid: str, order: str, points: int | None = None) -> list:
+    """The grid's points as dicts, the last axis of ``order`` fastest; every k-th of them if ``points``."""
+    axes = GRIDS[grid]
+    keys = ORDERS[order]
+    every = [dict(zip(keys, vals)) for vals in itertools.product(*(axes[k] for k in keys))]
+    if points is None or points >= len(every):
+        return every
+    step = max(1, len(every) // points)
+    return every[::step][:points]
 
 
-def pinned_file(folder, name):
-    """The baseline: the same points (zip mode), each with the old rule's neurons per tile pinned."""
-    from mimdsim.workloads.snn.mapping import map_network
-
-    # map_network's rule, the placement before the search: the smallest even count (>= 2) that places
-    rule = {t: map_network([978, 978, 976, 10], chips=1, tiles_per_chip=t).neurons_per_tile for t in TILES}
-    pts = list(itertools.product(TILES, TIMESTEPS, BATCHES, ACTIVITIES))
-    cols = {"chip.tiles": [p[0] for p in pts], "model.timesteps": [p[1] for p in pts],
-            "model.batch": [p[2] for p in pts], "run.activity": [p[3] for p in pts],
-            "run.neurons_per_tile": [rule[p[0]] for p in pts]}
-    text = BASE.format(name=name) + 'mode = "zip"\n[sweep.axes]\n' + "".join(f'"{k}" = {v}\n' for k, v in cols.items())
-    return _write(folder, name, text), rule
-
-
-def _write(folder, name, text):
+def sweep_file(folder: str, name: str, points: list, max_activity: float) -> str:
+    text = BASE.format(name=name, max_activity=max_activity) + "".join(
+        f'"{k}" = {[p[k] for p in points]}\n' for k in points[0])
     path = os.path.join(folder, name + ".toml")
     with open(path, "w") as f:
         f.write(text)
     return path
 
 
-def run(path, tree):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = tree
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mimdsim", "sweep", "--serial", "--quiet", path], check=True, env=env,
-                   cwd=os.path.dirname(path), capture_output=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def pinned_rule(tiles) -> dict:
+    """The mapper's placement before the search: the smallest even count (>= 2) that places."""
+    sys.path.insert(0, HERE)
+    from mimdsim.workloads.snn.mapping import map_network
+    return {t: map_network([978, 978, 976, 10], chips=1, tiles_per_chip=t).neurons_per_tile for t in tiles}
 
 
-def errors(path):
-    from mimdsim.sweep import load_results
-    recs = load_results(path.replace(".toml", ".jsonl"))
-    return len(recs), [r["error"] for r in recs if r["status"] != "ok"]
-
-
-def fmt(rates):
-    return f"{statistics.median(rates):.1f} points/s (runs {', '.join(f'{r:.1f}' for r in rates)})"
+def check_results(path: str, n: int, label: str) -> None:
+    with open(path) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    bad = [r.get("error") for r in recs if r.get("status") != "ok"]
+    if len(recs) != n or bad:
+        raise SystemExit(f"{label}: {len(recs)} of {n} points, errors: {bad[:3]}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--tree", help="also time the search-on sweep with this checkout's code (e.g. /work/main)")
+    add_arguments(ap)
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="issue41")
+    ap.add_argument("--order", choices=sorted(ORDERS), default="issue")
+    ap.add_argument("--points", type=int, default=None, help="every k-th point of the grid, N of them (default all)")
+    ap.add_argument("--pinned", action="store_true",
+                    help="today with the placement pinned to the pre-search rule against today with the search")
     args = ap.parse_args()
-    n = len(TILES) * len(TIMESTEPS) * len(BATCHES) * len(ACTIVITIES)
-    series = {"search": ([], []), "pinned (old rule)": ([], [])}
-    if args.tree:
-        series[f"search, {args.tree}"] = ([], [])
-    with tempfile.TemporaryDirectory() as d:
-        run(grid_file(d, "warm"), HERE)  # bytecode and the numba cache, as an installed package has them
-        os.remove(os.path.join(d, "warm.jsonl"))
-        rule = None
-        for r in range(args.repeats):
-            for label in series:
-                if label.startswith("pinned"):
-                    path, rule = pinned_file(d, f"pinned{r}")
-                else:
-                    path = grid_file(d, f"{'tree' if ',' in label else 'search'}{r}")
-                wall, cpu = run(path, args.tree if "," in label else HERE)
-                done, bad = errors(path)
-                if done != n or bad:
-                    raise SystemExit(f"{label}: {done} of {n} points, errors: {bad[:3]}")
-                series[label][0].append(n / wall)
-                series[label][1].append(cpu)
-    print(f"{n} points (default model, rate-driven, {len(ACTIVITIES)} activities x {len(BATCHES)} batches x "
-          f"{len(TIMESTEPS)} timestep counts x {len(TILES)} tile counts = 36 shapes), one cold `mimdsim sweep "
-          f"--serial` process each, start-up included; {os.cpu_count()} cores; {args.repeats} repeats, alternating")
-    for label, (rates, cpus) in series.items():
-        print(f"  {label:<26} {fmt(rates)}; CPU {statistics.median(cpus):.1f} s")
-    s, p = series["search"][0], series["pinned (old rule)"][0]
-    print(f"  search / pinned per pair: {', '.join(f'{a / b:.2f}' for a, b in zip(s, p))}"
-          f" (pinned counts per tile count: {rule})")
+    points = grid_points(args.grid, args.order, args.points)
+    n = len(points)
+    max_activity = max(max(GRIDS[args.grid]["run.activity"]), 0.01)
+    rule = pinned_rule(GRIDS[args.grid]["chip.tiles"]) if args.pinned else None
+    cpu = {}
+
+    with sides(args) as (ref, new, scratch):
+        if args.pinned:
+            ref = Side("today, placement pinned", new.tree)
+
+        def run(side, index):
+            name = f"{'ref' if side is ref else 'new'}{index if index >= 0 else 'warm'}"
+            pts = [dict(p, **{"run.neurons_per_tile": rule[p["chip.tiles"]]}) for p in points] \
+                if side is ref and rule else points
+            pts = [WARM_POINT] if index < 0 else pts
+            path = sweep_file(scratch, name, pts, max_activity)
+            timing = run_child(side.tree, [sys.executable, "-m", "mimdsim", "sweep", "--serial", "--quiet", path],
+                               scratch)
+            check_results(path.replace(".toml", ".jsonl"), len(pts), side.label)
+            if index >= 0:
+                cpu.setdefault(side.label, []).append(timing.cpu)
+            return timing.wall
+
+        result = compare(ref, new, run, pairs=args.pairs)
+    print(f"{n} of {len(grid_points(args.grid, args.order))} points of the {args.grid} grid ({args.order} order"
+          f"{'' if args.points is None else f', every {len(grid_points(args.grid, args.order)) // n}th point'}), "
+          f"{len({(p['chip.tiles'], p['model.timesteps'], p['model.batch']) for p in points})} shapes; one cold "
+          f"`mimdsim sweep --serial` process per run, start-up included; warmed on one point first"
+          + (f"; pinned counts per tile count: {rule}" if rule else ""))
+    print("\n".join(result.lines("wall s")))
+    by_cpu = Comparison(ref, new, list(zip(cpu[ref.label], cpu[new.label])), result.order, result.load_before,
+                        result.load_after)
+    print("the same runs by CPU seconds (user + system, less sensitive to other load):")
+    print("\n".join("  " + line for line in by_cpu.lines("CPU s")))
+    for i, side in enumerate((ref, new)):
+        print(f"{side.label}: points/s median {statistics.median(n / p[i] for p in result.pairs):.1f}")
 
 
 if __name__ == "__main__":
