@@ -654,3 +654,51 @@ def test_a_setting_that_changes_the_program_says_so(capsys):
     assert main(SIM + ["--chip-precision", "fp16", "--schedule", "fused"]) == 0
     out = capsys.readouterr().out
     assert "program          fused, fp16\n" in out and "holds the program fixed" not in out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 40: exit statuses. Bad input 2, an interrupt 130, a file the system refused 1 (named), an
+# internal error 1: one line saying what failed and how to report it, its traceback only with
+# MIMDSIM_DEBUG=1.
+# ---------------------------------------------------------------------------------------------
+def _failing_command(monkeypatch, error):
+    from mimdsim.cli import commands
+
+    def fail(args):
+        raise error
+    monkeypatch.setattr(commands, "cmd_chips", fail)
+
+
+def test_an_internal_error_is_one_line_exit_1_with_its_traceback_on_request(monkeypatch, capsys):
+    _failing_command(monkeypatch, KeyError("layer_sizes"))
+    monkeypatch.delenv("MIMDSIM_DEBUG", raising=False)
+    assert main(["chips"]) == 1
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "KeyError: 'layer_sizes'" in lines[0] and "bug in mimdsim" in lines[0] and "MIMDSIM_DEBUG=1" in lines[0]
+    monkeypatch.setenv("MIMDSIM_DEBUG", "1")
+    assert main(["chips"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("mimdsim: internal error: KeyError")
+
+
+def test_an_interrupt_exits_130_and_a_refused_file_exits_1_naming_it(monkeypatch, capsys):
+    _failing_command(monkeypatch, KeyboardInterrupt())
+    assert main(["chips"]) == 130
+    err = capsys.readouterr().err
+    assert "mimdsim: interrupted;" in err and "Traceback" not in err
+    _failing_command(monkeypatch, OSError(28, "No space left on device", "/data/r.json"))
+    assert main(["chips"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("mimdsim: error: '/data/r.json': No space left on device; check the path, its permissions and "
+                   "free disk space, then run again")
+
+
+@pytest.mark.parametrize("argv,status", [(["simulate", "--batch", "0"], 2), (["chips"], 0), (["nonsense"], 2)])
+def test_the_exit_status_reaches_the_shell(argv, status):
+    """``python -m mimdsim`` passes main's status to the shell (bad input 2), stderr without a traceback."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "mimdsim", *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
