@@ -1,4 +1,5 @@
 """Bad input gets a clear error naming the value, the limit and the fix — never a deep traceback."""
+import os
 import re
 
 import numpy as np
@@ -702,3 +703,55 @@ def test_the_exit_status_reaches_the_shell(argv, status):
     import sys
     done = subprocess.run([sys.executable, "-m", "mimdsim", *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
+
+
+# Every output of every command is tried before any work: a path the system refuses (here a
+# read-only or virtual file system, which a permission check passes for root) is one line naming the
+# flag, and nothing runs, nothing is written.
+READ_ONLY = "/proc/mimdsim-out"  # Linux: /proc takes no new files, for root too
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv,flag", [
+    (SIM + ["--json", READ_ONLY + ".json"], "--json"),
+    (SIM + ["--json", "{d}/kept.json", "--plot", READ_ONLY + "/figs"], "--plot"),
+    (CMP + ["--csv", READ_ONLY + ".csv"], "--csv"),
+    (SIM + ["--trace", READ_ONLY + ".json"], "--trace"),
+    (["run", "{d}/e.toml", "--json", READ_ONLY + ".json"], "--json"),
+    (WL + ["--workload", "mlp", "--json", READ_ONLY + ".json"], "--json"),
+    (["op", "matmul", "--m", "64", "--k", "64", "--n", "64", "--json", READ_ONLY + ".json"], "--json"),
+    (["validate", "--json", READ_ONLY + ".json"], "--json"),
+    (TRAIN + ["--json", READ_ONLY + ".json"], "--json"),
+    (TRAIN + ["--checkpoint", READ_ONLY + ".npz"], "--checkpoint"),
+    (["sweep", "{d}/ok.toml", "--plot", READ_ONLY], "--plot"),
+    (["sweep", "{d}/ro_results.toml"], "sweep.results"),
+])
+def test_every_output_is_tried_before_any_work(argv, flag, files, capsys):
+    (files / "ro_results.toml").write_text(EXPERIMENT + f'[sweep]\nresults = "{READ_ONLY}.jsonl"\n'
+                                           '[sweep.axes]\n"chip.tiles" = [64, 128]\n')
+    t0 = time.perf_counter()
+    line = _one_line_error([a.replace("{d}", str(files)) for a in argv], capsys)
+    assert f"{flag} '{READ_ONLY}" in line and "cannot be" in line and "choose another" in line, line
+    assert time.perf_counter() - t0 < 10, "refused only after the work"
+    assert not (files / "kept.json").exists() and not (files / "ro_results.jsonl").exists()
+
+
+def test_the_write_check_changes_nothing(tmp_path):
+    from mimdsim.report.outputs import check_file_path, check_folder_path, output
+
+    existing = tmp_path / "r.json"
+    existing.write_text("{}")
+    before = existing.stat().st_mtime_ns
+    check_file_path(existing, output("output.json"))
+    check_file_path(tmp_path / "new.json", output("output.json"))
+    check_folder_path(tmp_path / "figs" / "deep", output("output.plot"))
+    assert existing.read_text() == "{}" and existing.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_write_that_fails_after_the_run_names_the_output_and_what_was_written(tmp_path, capsys):
+    kept = str(tmp_path / "r.json")
+    line = _one_line_error(SIM + ["--json", kept, "--csv", "/dev/full"], capsys)
+    assert f"could not write --csv '/dev/full': No space left on device (found after the run; written before it: " \
+           f"{kept!r})" in line and "free disk space" in line

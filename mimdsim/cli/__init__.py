@@ -36,8 +36,10 @@ def _check_train_outputs(args) -> None:
     from ..report.outputs import check_file_path, output
     if getattr(args, "train_json", None) is not None:  # "" is asked for, and refused
         check_file_path(args.train_json, output("train.json"))
-    if getattr(args, "train_checkpoint", None) is not None and not getattr(args, "train_resume", False):
-        check_file_path(args.train_checkpoint, output("train.checkpoint"))
+    checkpoint = getattr(args, "train_checkpoint", None)
+    # a resumed run rewrites its checkpoint every few epochs: checked too, where there is one to resume
+    if checkpoint is not None and (not getattr(args, "train_resume", False) or os.path.exists(checkpoint)):
+        check_file_path(checkpoint, output("train.checkpoint"))
 
 
 DEBUG_VARIABLE = "MIMDSIM_DEBUG"  # set to 1: an internal error prints its traceback too
