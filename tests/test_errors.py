@@ -755,3 +755,61 @@ def test_a_write_that_fails_after_the_run_names_the_output_and_what_was_written(
     line = _one_line_error(SIM + ["--json", kept, "--csv", "/dev/full"], capsys)
     assert f"could not write --csv '/dev/full': No space left on device (found after the run; written before it: " \
            f"{kept!r})" in line and "free disk space" in line
+
+
+# Integers are parsed with limits: every integer setting has a ceiling (its own, or INT_LIMIT), so a
+# size too large for the arrays it sizes is refused as it is parsed, naming the value, the limit and
+# the fix; the sizes below the ceiling are checked from the shapes before any array is allocated.
+def test_every_integer_setting_has_a_ceiling():
+    from mimdsim.config import INT_KINDS, INT_LIMIT, SETTINGS, bound_error, bounds
+
+    for s in SETTINGS:
+        if s.kind in INT_KINDS:
+            assert bounds(s)[1] is not None, s.key
+            too_big = INT_LIMIT + 1 if s.kind == "int" else [1, INT_LIMIT + 1]
+            assert bound_error(s, too_big) is not None, s.key
+            assert bound_error(s, 2 if s.kind == "int" else [2, 2]) is None, s.key
+
+
+@pytest.mark.parametrize("argv,match", [
+    (SIM + ["--seed", "100000000000000000000000"], r"--seed: 100000000000000000000000 must be an integer <= "
+                                                   r"2,147,483,647 \(.*64-bit integer\); give a smaller value"),
+    (SIM + ["--execute", "--seed", "99999999999"], r"--seed: 99999999999 must be an integer <= 2,147,483,647"),
+    (SIM + ["--neurons-per-tile", "99999999999999999999"], r"--neurons-per-tile: 99999999999999999999 must be an "
+                                                           r"integer <= 2,147,483,647"),
+    (SIM[:1] + ["--layers", "300,99999999999999999999,10"], r"--layers: 99999999999999999999 must be an integer <= "),
+    (TRAIN + ["--epochs", "1000000000000000000000"], r"--epochs: 1000000000000000000000 must be an integer <= "),
+    (TRAIN + ["--chips", "100000000000000000000000"], r"--chips: 100000000000000000000000 must be an integer <= "),
+    (TRAIN + ["--classes", "1000000000"], r"the Randman data set of 1,000,000,000 classes .* would take [\d,.]+ GiB "
+                                          r"of this machine's memory; the limit is .*; lower --classes, "
+                                          r"--samples-per-class, --inputs, --manifold-dim or --timesteps"),
+    (TRAIN + ["--timesteps", "1000000000"], r"the Randman data set of .* x 1,000,000,000 steps"),
+    (TRAIN + ["--manifold-dim", "1000000000"], r"manifold dimension 1000000000\) would take"),
+    (TRAIN + ["--hidden", "1000000000,8"], r"the weights of 12-1000000000-8-3 \(float32, drawn in float64\) would "
+                                           r"take .*make the layers narrower"),
+    (WL + ["--workload", "kalman", "--planes", "1000000000"], r"--planes 1000000000: one track's hits alone take "
+                                                              r"8,000,000,000 B .* give at most 79,872 planes"),
+    (WL + ["--workload", "mlp", "--batches", "1000000000000"], r"--batches: 1000000000000 must be an integer <= "),
+])
+def test_sizes_too_large_for_their_arrays_are_refused_before_allocation(argv, match, capsys):
+    tracemalloc.start()
+    line = _one_line_error(argv, capsys)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert re.search(match, line), line
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB allocated before refusing"
+
+
+def test_a_billion_batches_of_a_static_program_cost_no_memory(capsys):
+    tracemalloc.start()
+    assert main(WL + ["--workload", "kalman", "--batches", "2000000000"]) == 0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB for a loop whose every iteration costs the same"
+
+
+def test_a_seed_beyond_32_bits_runs_the_executed_program():
+    net = mimdsim.Network.feedforward([20, 10, 4])
+    x, y = _xy()
+    big = mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, seed=2**70)
+    assert big.loss == mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, seed=2**70 % 2**32).loss

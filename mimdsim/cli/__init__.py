@@ -78,9 +78,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"\nmimdsim: interrupted; {_kept(args)}", file=sys.stderr)
         return 130
-    except MemoryError as e:
-        print(f"mimdsim: error: this machine ran out of memory ({e or 'MemoryError'}); use a smaller model, fewer "
-              f"timesteps, a smaller batch or fewer chips", file=sys.stderr)
+    except MemoryError as e:  # a size no check found from the shapes first (the traceback shows which)
+        _debug_traceback()
+        print(f"mimdsim: error: this machine ran out of memory ({e or 'MemoryError'}); lower the sizes given (the "
+              f"integer flags that size the run's arrays)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into a pager or `head` that closed early
         _stdout_to_devnull()
