@@ -125,7 +125,8 @@ def test_model_that_does_not_fit_names_tile_and_tensors():
 
 def test_layers_that_do_not_fit_on_the_chips():
     net = mimdsim.Network.feedforward([100, 3000, 10])
-    with pytest.raises(ConfigError, match="layer 1 \\(3000 neurons\\) needs 1500 tiles.*Raise neurons_per_tile"):
+    with pytest.raises(ConfigError, match="layer 1 \\(3000 neurons\\) needs 1500 tiles.*what places: 1 chip\\(s\\) at "
+                       "3-3000 neurons per tile; raise neurons_per_tile to at least 3"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=0.01, neurons_per_tile=2)
 
 
@@ -813,3 +814,41 @@ def test_a_seed_beyond_32_bits_runs_the_executed_program():
     x, y = _xy()
     big = mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, seed=2**70)
     assert big.loss == mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, seed=2**70 % 2**32).loss
+
+
+# A placement pin that no placement meets: one line naming the pin, why, and the counts that place.
+PIN = ["simulate", "--timesteps", "3", "--batch", "2", "--quiet"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (PIN + ["--layers", "100,300,300,10", "--neurons-per-tile", "8", "--chips-used", "1", "--chips", "4", "--tiles",
+            "64"], r"--neurons-per-tile 8: layer 2 \(300 neurons\) needs 38 tiles, and the layers do not fit on 1 "
+                   r"chip\(s\) of 64 tiles .*what places: 1 chip\(s\) at 10-300 neurons per tile; raise "
+                   r"--neurons-per-tile to at least 10, or raise --chips-used"),
+    (PIN + ["--layers", "100,300,300,10", "--neurons-per-tile", "2", "--chips", "4", "--tiles", "64"],
+     r"layer 1 \(300 neurons\) needs 150 tiles.*what places: 1 chip\(s\) at 10-300 neurons per tile, 2 chip\(s\) at "
+     r"5-9 neurons per tile; raise --neurons-per-tile to at least 5$"),
+    (PIN + ["--layers", "100,300,300,10", "--neurons-per-tile", "8", "--chips-used", "3", "--chips", "4", "--tiles",
+            "64"], r"--neurons-per-tile 8 places the layers on 2 chip\(s\), not --chips-used 3 .*none places them on 3 "
+                   r"chip\(s\); what places: 1 chip\(s\) at 10-300 neurons per tile, 2 chip\(s\) at 5-9"),
+    (PIN + ["--layers", "100,300,300,10", "--chips-used", "3", "--chips", "4", "--tiles", "64"],
+     r"--chips-used 3: no neurons-per-tile count places the layers on exactly 3 chip\(s\).*what places: 1 chip\(s\) at "
+     r"10-300 neurons per tile, 2 chip\(s\) at 5-9 neurons per tile; give one of those --chips-used or drop it"),
+])
+def test_a_pin_no_placement_meets_names_it_and_what_places(argv, match, capsys):
+    line = _one_line_error(argv, capsys)
+    assert re.search(match, line), line
+
+
+def test_the_counts_that_place_on_each_chip_count_agree_with_trying_every_count():
+    from mimdsim.workloads.snn.placement import counts_on_chips, placing_counts
+
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        sizes = [int(v) for v in rng.integers(1, 400, rng.integers(1, 5))]
+        tiles, chips, reserve = int(rng.integers(4, 200)), int(rng.integers(1, 5)), bool(rng.integers(2))
+        for k in range(1, chips + 1):
+            every = [n for n, _, _ in placing_counts(sizes, k, tiles, reserve, k)]
+            span = counts_on_chips(sizes, k, tiles, reserve)
+            assert (span is None and not every) or span == (min(every), max(every)) and \
+                every == list(range(span[0], span[1] + 1)), (sizes, tiles, k, reserve, every, span)
