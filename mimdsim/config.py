@@ -24,7 +24,7 @@ import os
 import re
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, Param
 from .setting import CHIP, DATA, NETWORK, TRAIN, TRAINING, Setting
 from .checks import check_choice, check_input_file, did_you_mean, is_int, is_number
 from .workloads.registry import DEFAULT as DEFAULT_WORKLOAD, WORKLOADS
@@ -358,6 +358,20 @@ def _flatten(d: dict, prefix="") -> dict:
     return out
 
 
+def check_assumption_entry(name: str, value, said: str, suggestion) -> None:
+    """A named assumption's value from a file (an ``[assume]`` entry, a sweep axis), checked as
+    ``--assume`` is and refused in the file's terms: ``said`` (the file, line and entry as written)
+    in place of the flag, each suggested value as ``suggestion(param)`` spells it."""
+    from .assumptions import check
+
+    try:
+        check({name: value})
+    except ConfigError as e:
+        parts = e.parts[1:] if e.parts and isinstance(e.parts[0], Param) else e.parts
+        raise ConfigError(said, *[suggestion(p) if isinstance(p, Param) and p.key.startswith("assume.") else p
+                                  for p in parts], param=e.param, limit=e.limit) from None
+
+
 def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     """Settings ``{key: value}`` (defaults filled in) and the command ('simulate' or 'compare').
 
@@ -387,16 +401,16 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
         if key not in FILE_KEYS:
             raise ConfigError(f"{where(key)}: unknown key {key!r}."
                               + (did_you_mean(key, FILE_KEYS) or f" Valid keys: {', '.join(FILE_KEYS)}."))
+        if key == "assume" and isinstance(value, dict):  # each entry checked below, with its own line
+            values[key] = value
+            continue
         values[key] = check_value(FILE_KEYS[key], value, where=f"{where(key)}: ")
     from .arch.chip import CHIPS
     for field in values["chip.set"] or {}:  # named with its file and line before anything runs
         CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
-    from .assumptions import check as check_assumptions
     for name, value in (values.get("assume") or {}).items():  # [assume] NAME = VALUE
-        try:
-            check_assumptions({name: value})
-        except ConfigError as e:
-            raise e.prefixed(f"{where('assume.' + name)}: [assume] ") from None
+        check_assumption_entry(name, value, f"{where('assume.' + name)}: [assume] {name} = {value!r}",
+                               lambda p: f"{p.key[7:]} = {p.shown or repr(p.value)}")
     base = os.path.dirname(os.path.abspath(path))
     for key in ("output.json", "output.csv", "output.plot", "output.trace"):
         if values[key] and not os.path.isabs(values[key]):

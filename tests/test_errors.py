@@ -199,9 +199,9 @@ def _one_line_error(argv, capsys):
     return lines[0]
 
 
-# Python's spellings that a command-line user cannot type: name=value (but --set FIELD=VALUE and
+# Python's spellings that a command-line user cannot type: name=value (but --set FIELD=VALUE, --assume NAME=VALUE and
 # TOML's key = value are the command line's), Network./mimdsim. calls, simulate(...).
-API_SPELLING = re.compile(r"(?<![\w.\-'\"])(?<!--set )(?<!\[)([a-z][a-z0-9_]*)=(?![=\s])|\bNetwork\.|"
+API_SPELLING = re.compile(r"(?<![\w.\-'\"])(?<!--set )(?<!--assume )(?<!\[)([a-z][a-z0-9_]*)=(?![=\s])|\bNetwork\.|"
                           r"\bmimdsim\.[a-z_]+\(|\bsimulate\(|\bfrom_nir\(")
 
 
@@ -222,7 +222,7 @@ def all_flags() -> set:
 def assert_cli_words(text: str, typed=()) -> None:
     """``text`` speaks the command line: flags that exist (or that the user typed), no Python."""
     spelled = [m.group(0) for m in API_SPELLING.finditer(text)
-               if not text[:m.start()].rstrip().endswith("--set")]
+               if not text[:m.start()].rstrip().endswith(("--set", "--assume"))]
     assert not spelled, f"Python spelling {spelled} in: {text}"
     flags = all_flags()
     unknown = [f for f in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if f not in flags and f not in typed]
@@ -852,3 +852,34 @@ def test_the_counts_that_place_on_each_chip_count_agree_with_trying_every_count(
             span = counts_on_chips(sizes, k, tiles, reserve)
             assert (span is None and not every) or span == (min(every), max(every)) and \
                 every == list(range(span[0], span[1] + 1)), (sizes, tiles, k, reserve, every, span)
+
+
+# A named assumption from a file is refused in the file's terms (the entry as written, not --assume),
+# a wrongly typed [assume] value is named as such (not "must be a table"), and a name given twice on
+# the command line is refused (the later value silently won).
+@pytest.mark.parametrize("argv,match", [
+    (["run", "{d}/assume_text.toml"], r"assume_text.toml:7: \[assume\] surrogate_arithmetic_instructions = 'abc': not "
+                                      r"a number; give instructions per listed id, e.g. "
+                                      r"surrogate_arithmetic_instructions = \d+$"),
+    (["run", "{d}/assume_list.toml"], r"assume_list.toml:7: \[assume\] surrogate_arithmetic_instructions = \[1\]: not a "
+                                      r"number"),
+    (["run", "{d}/assume_far.toml"], r"assume_far.toml:7: \[assume\] surrogate_arithmetic_instructions = "
+                                     r"1000000000.0: outside 4-100000 .*give a value in that domain$"),
+    (["sweep", "{d}/assume_axis.toml"], r"assume_axis.toml:8: axis 'assume.surrogate_arithmetic_instructions': value "
+                                        r"'x': not a number; give instructions per listed id, e.g. \d+$"),
+    (SIM + ["--assume", "surrogate_arithmetic_instructions=4", "--assume", "surrogate_arithmetic_instructions=5"],
+     r"--assume surrogate_arithmetic_instructions is given twice \(--assume surrogate_arithmetic_instructions=4 and "
+     r"--assume surrogate_arithmetic_instructions=5\); give it once"),
+    (SIM + ["--set", "sram_per_tile=700000", "--set", "sram_per_tile=1248000"],
+     r"--set sram_per_tile is given twice \(--set sram_per_tile=700000 and --set sram_per_tile=1248000\)"),
+    (["run", "{d}/e.toml", "--set", "model.batch=2", "--set", "model.batch=3"], r"--set model.batch is given twice"),
+    (["run", "{d}/e.toml", "--set", "sram_per_tile=700000", "--set", "sram_per_tile=800000"],
+     r"--set sram_per_tile is given twice \(--set sram_per_tile=700000 and --set sram_per_tile=800000\)"),
+])
+def test_assumptions_from_files_and_names_given_twice(argv, match, files, capsys):
+    for name, value in {"assume_text": '"abc"', "assume_list": "[1]", "assume_far": "1e9"}.items():
+        (files / f"{name}.toml").write_text(EXPERIMENT + f"\n[assume]\nsurrogate_arithmetic_instructions = {value}\n")
+    (files / "assume_axis.toml").write_text(EXPERIMENT + '[sweep]\nresults = "a.jsonl"\n[sweep.axes]\n'
+                                            '"assume.surrogate_arithmetic_instructions" = ["x", 5]\n')
+    line = _one_line_error([a.replace("{d}", str(files)) for a in argv], capsys)
+    assert re.search(match, line), line

@@ -52,7 +52,8 @@ def cmd_run(args) -> int:
     given = values_from_args(args)  # only the flags given: the run parser's defaults are suppressed
     for key, value in given.items():
         values[key] = value
-    for key, value in args.run_set or []:
+    from .flags import table_of_pairs
+    for key, value in table_of_pairs("--set", args.run_set or []).items():  # each key once
         if key.startswith("chip.set."):
             values["chip.set"] = {**(values["chip.set"] or {}), key.split(".", 2)[2]: value}
         else:
