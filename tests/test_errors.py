@@ -883,3 +883,29 @@ def test_assumptions_from_files_and_names_given_twice(argv, match, files, capsys
                                             '"assume.surrogate_arithmetic_instructions" = ["x", 5]\n')
     line = _one_line_error([a.replace("{d}", str(files)) for a in argv], capsys)
     assert re.search(match, line), line
+
+
+# Pinned constants that break a relation no single range states: an idle power above the maximum,
+# pinned alone or with the maximum, is refused naming the one pinned, the bound and the fix.
+@pytest.mark.parametrize("argv,match", [
+    (CMP + ["--assume", "ipu-mk2.idle_w=140", "--assume", "ipu-mk2.max_w=60"],
+     r"--assume ipu-mk2.idle_w=140 is above ipu-mk2.max_w \(60 W; a device draws at least its idle power at work\): "
+     r"lower --assume ipu-mk2.idle_w or raise --assume ipu-mk2.max_w"),
+    (CMP + ["--assume", "ipu-mk2.max_w=30"], r"--assume ipu-mk2.max_w=30 is below ipu-mk2.idle_w \(\d+ W; .*\): raise "
+                                             r"--assume ipu-mk2.max_w or lower --assume ipu-mk2.idle_w"),
+    (CMP + ["--assume", "a100-40gb.idle_w=500"], r"--assume a100-40gb.idle_w=500 is above a100-40gb.max_w \(400 W"),
+])
+def test_an_idle_power_above_the_maximum_is_refused(argv, match, capsys):
+    line = _one_line_error(argv, capsys)
+    assert re.search(match, line), line
+
+
+def test_no_idle_range_reaches_its_maximum():
+    """The band moves every assumption over its range unchecked: no corner may break a relation."""
+    import mimdsim.energy.constants as constants
+    from mimdsim import assumptions as A
+
+    assert len(A.AT_MOST) >= 10
+    for name, bound, bound_value, _ in A.AT_MOST:
+        top = A.REGISTRY[name].high if name in A.REGISTRY else constants.CONSTANTS[name].value
+        assert top <= (A.REGISTRY[bound].low if bound in A.REGISTRY else bound_value), name
