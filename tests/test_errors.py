@@ -909,3 +909,29 @@ def test_no_idle_range_reaches_its_maximum():
     for name, bound, bound_value, _ in A.AT_MOST:
         top = A.REGISTRY[name].high if name in A.REGISTRY else constants.CONSTANTS[name].value
         assert top <= (A.REGISTRY[bound].low if bound in A.REGISTRY else bound_value), name
+
+
+# A damaged results file keeps every good record and reports each damaged line; a damaged lock is
+# named with its fix. Neither blocks a re-run (a JSON line that was no record raised AttributeError).
+def test_a_damaged_results_file_or_lock_does_not_block_a_rerun(tmp_path, capsys):
+    sweep = tmp_path / "d.toml"
+    sweep.write_text('[model]\nlayers = [30, 20, 10]\ntimesteps = 3\nbatch = 2\n[sweep]\nresults = "d.jsonl"\n'
+                     '[sweep.axes]\n"chip.tiles" = [64, 128, 256]\n')
+    argv = ["sweep", str(sweep), "--serial", "--quiet"]
+    assert main(argv) == 0
+    results = tmp_path / "d.jsonl"
+    good = results.read_text().splitlines()
+    results.write_text("\n".join([good[0], '{"id": "torn', good[2], "[1]", '"text"']) + "\n")
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "computed 1 new point(s); 3 point(s)" in out
+    assert "3 damaged line(s) in" in out and "line 2 (not JSON), 4 (JSON but not a record" in out and ", 5 (" in out
+    from mimdsim.sweep import load_results
+    assert [r["params"]["chip.tiles"] for r in load_results(results)] == [64, 256, 128]
+    (tmp_path / "d.jsonl.lock").unlink()
+    (tmp_path / "d.jsonl.lock").mkdir()
+    sweep.write_text(sweep.read_text().replace("256]", "256, 512]"))
+    line = _one_line_error(argv, capsys)
+    assert f"the sweep's lock file '{results}.lock' cannot be opened (Is a directory)" in line and \
+        "when no other sweep runs, remove it and run again" in line

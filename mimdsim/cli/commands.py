@@ -172,7 +172,8 @@ def cmd_sweep(args) -> int:
                              out=lambda text: progress.note(text) if progress.enabled else say(text))
     finally:
         progress.close()
-    records = load_results(sweep.results)
+    damaged: list = []
+    records = load_results(sweep.results, damaged)
     errors = [r for r in records if r.get("status") == "error"]
     written = []
     if args.plot:
@@ -181,6 +182,11 @@ def cmd_sweep(args) -> int:
     say(f"computed {computed} new point(s); {len(records)} point(s) in {sweep.results}, {len(errors)} with errors")
     for r in errors[:5]:
         say(f"  error at {r['params']}: {r['error']}")
+    if damaged:  # every good record is kept; the points of damaged lines were computed again
+        lines = ", ".join(f"{number} ({why})" for number, why in damaged[:10]) + \
+            (f" and {len(damaged) - 10} more" if len(damaged) > 10 else "")
+        say(f"  note: {len(damaged)} damaged line(s) in {sweep.results} skipped: line {lines}; each good record "
+            f"is kept and a damaged line's point is computed again (delete the line to silence this note)")
     for p in written:
         say(f"  wrote {p}")
     return 0
