@@ -935,3 +935,27 @@ def test_a_damaged_results_file_or_lock_does_not_block_a_rerun(tmp_path, capsys)
     line = _one_line_error(argv, capsys)
     assert f"the sweep's lock file '{results}.lock' cannot be opened (Is a directory)" in line and \
         "when no other sweep runs, remove it and run again" in line
+
+
+# `op`: integer shape flags have the same ceiling, and a matmul or elementwise op whose tensors alone
+# exceed the SRAM of its tiles is refused from the shape before any plan is searched (a 2e9-row
+# matmul searched for a minute, then ran out of memory; a barrier over 2e9 chips asked for 21 TiB).
+@pytest.mark.parametrize("argv,match", [
+    (["op", "matmul", "--m", "100000000000", "--k", "64", "--n", "64"], r"--m: 100000000000 must be an integer <= "
+                                                                       r"2,147,483,647"),
+    (["op", "matmul", "--m", "2000000000", "--k", "64", "--n", "64"],
+     r"matmul \[2000000000 x 64\] . \[64 x 64\] \(fp16\): its operands and result alone take 512,000,008,192 B, more "
+     r"than the 1,472 tiles' 940,572,672 B of SRAM on ipu-mk2 \(638,976 B each\); lower --m, --k or --n"),
+    (["op", "elementwise", "--elements", "2000000000"], r"elementwise over 2,000,000,000 float elements: the tensor "
+                                                        r"alone takes 8,000,000,000 B, .*; lower --elements"),
+    (["op", "sync", "--chips", "2000000000", "--scope", "global"], r"the per-tile arrays of 2,000,000,000 chip\(s\) x "
+                                                                   r"1,472 tiles would take .*; lower --chips"),
+])
+def test_op_shapes_beyond_the_chip_are_refused_from_the_shape(argv, match, capsys):
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    line = _one_line_error(argv, capsys)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert re.search(match, line), line
+    assert peak < 200 * 2**20 and time.perf_counter() - t0 < 10
