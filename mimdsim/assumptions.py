@@ -360,6 +360,7 @@ def check(values: dict | None) -> Pinned:
                               f": outside {lo:g}-{hi:g} {a.unit} (plausible: {a.low:g}-{a.high:g}); give a value in "
                               f"that domain", param=Param(name, v, key="assume." + name), limit=(lo, hi))
         out[name] = x
+    _check_relations(out)
     return Pinned.of(out)
 
 
@@ -416,6 +417,39 @@ def spec_overrides(kind: str, preset: str, values: dict) -> dict:
         if a.kind == kind and a.applies(preset):
             out[a.field] = int(v) if a.field.endswith("_cycles") and float(v).is_integer() else v
     return out
+
+
+# Relations between entries that no single entry's domain can state: (name, bound, the bound's value
+# when it is a stated figure rather than an entry, why): ``name``'s value is at most ``bound``'s.
+AT_MOST: list[tuple[str, str, float, str]] = []
+
+
+def at_most(name: str, bound: str, bound_value: float, why: str) -> None:
+    """Declare that entry ``name`` never exceeds ``bound`` (an entry, or a stated figure of
+    ``bound_value``); :func:`check` refuses a pinned pair that breaks it (an idle power above the
+    maximum)."""
+    AT_MOST.append((name, bound, float(bound_value), why))
+
+
+def _check_relations(pinned: dict) -> None:
+    for name, bound, bound_value, why in AT_MOST:
+        if name not in pinned and bound not in pinned:
+            continue
+        value = pinned.get(name, REGISTRY[name].value if name in REGISTRY else None)
+        limit = pinned.get(bound, REGISTRY[bound].value if bound in REGISTRY else bound_value)
+        if value is not None and value > limit:
+            unit = f" {REGISTRY[name].unit}" if name in REGISTRY else ""
+            lower, raise_ = Param(name, key="assume." + name, action="lower"), \
+                Param(bound, key="assume." + bound, action="raise")
+            if name in pinned:  # the pinned value is the one named; the bound as it stands
+                said = (Param(name, value, key="assume." + name, shown=f"{value:g}"),
+                        f" is above {bound} ({limit:g}{unit}; {why}): ", "lower ", lower,
+                        *((" or raise ", raise_) if bound in REGISTRY else ()))
+            else:  # only the bound was pinned, below the entry's own value
+                said = (Param(bound, limit, key="assume." + bound, shown=f"{limit:g}"),
+                        f" is below {name} ({value:g}{unit}; {why}): ", "raise ", raise_, " or lower ", lower)
+            raise ConfigError(*said, param=Param(name if name in pinned else bound, value if name in pinned else limit,
+                                                 key="assume." + (name if name in pinned else bound)), limit=limit)
 
 
 def register(a: Assumption) -> None:

@@ -24,7 +24,7 @@ import os
 import re
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, Param
 from .setting import CHIP, DATA, NETWORK, TRAIN, TRAINING, Setting
 from .checks import check_choice, check_input_file, did_you_mean, is_int, is_number
 from .workloads.registry import DEFAULT as DEFAULT_WORKLOAD, WORKLOADS
@@ -222,17 +222,39 @@ TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool
               "fraction_list": "a number or a list of numbers", "str_list": "a list of strings",
               "table": "a table of field = value"}
 
+# The ceiling of every integer setting that names no lower one: the product of two such sizes
+# (timesteps x batch, neurons x neurons) still fits a 64-bit integer, so an absurd size is refused
+# as it is parsed, with its flag, never overflows a C long or sizes an array first.
+INT_LIMIT = 2**31 - 1
+INT_LIMIT_WHY = "the largest integer a setting takes, so that the product of two sizes fits a 64-bit integer"
+INT_KINDS = ("int", "int_list", "size_list")
+
+
+def bounds(s: Setting) -> tuple | None:
+    """The setting's (low, high, low excluded, why): its :data:`BOUNDS` entry, an integer setting's
+    ceiling :data:`INT_LIMIT` where the entry names none; None when it has no limits."""
+    entry = BOUNDS.get(s.key)
+    if s.kind not in INT_KINDS:
+        return entry
+    low, high, open_low, why = entry or (None, None, False, "")
+    return (low, INT_LIMIT if high is None else high, open_low, why)
+
+
 def bound_error(s: Setting, value) -> str | None:
-    """Why ``value`` breaks the setting's :data:`BOUNDS` (every entry of a list), or None."""
-    if s.key not in BOUNDS or value is None:
+    """Why ``value`` breaks the setting's limits (:func:`bounds`; every entry of a list), or None."""
+    limits = bounds(s)
+    if limits is None or value is None:
         return None
-    low, high, open_low, why = BOUNDS[s.key]
+    low, high, open_low, why = limits
+    ceiling = s.kind in INT_KINDS and (BOUNDS.get(s.key) or (None, None))[1] is None  # INT_LIMIT, not its own
     for v in value if isinstance(value, list) else [value]:
         if not is_number(v) or v != v:
             return None  # the type check names it
-        if (low is not None and (v <= low if open_low else v < low)) or (high is not None and v > high):
+        if ceiling and v > high:
+            return f"{v!r} must be an integer <= {high:,} ({INT_LIMIT_WHY}); give a smaller value"
+        if (low is not None and (v <= low if open_low else v < low)) or (not ceiling and high is not None and v > high):
             noun = "an integer" if s.kind == "int" else "a number"
-            if low is not None and high is not None:
+            if high is not None and not ceiling:
                 rule = f"{noun} in {'(' if open_low else '['}{low:g}, {high:g}]" if s.kind != "int" \
                     else f"{noun} between {low} and {high}"
             else:
@@ -267,12 +289,16 @@ def check_value(s: Setting, value, where: str = "") -> Any:
 
 def bound_text(s: Setting) -> str:
     """The setting's limits in words (" >= 1", " in (0, 1]"), or "" if it has none."""
-    if s.key not in BOUNDS:
+    limits = bounds(s)
+    if limits is None:
         return ""
-    low, high, open_low, _ = BOUNDS[s.key]
+    low, high, open_low, _ = limits
+    number = (lambda v: f"{v:,}") if s.kind in INT_KINDS else (lambda v: f"{v:g}")
+    if low is None:
+        return f" <= {number(high)}"
     if high is None:
-        return f" {'>' if open_low else '>='} {low:g}"
-    return f" in {'(' if open_low else '['}{low:g}, {high:g}]"
+        return f" {'>' if open_low else '>='} {number(low)}"
+    return f" in {'(' if open_low else '['}{number(low)}, {number(high)}]"
 
 
 def reference_markdown() -> str:
@@ -332,6 +358,20 @@ def _flatten(d: dict, prefix="") -> dict:
     return out
 
 
+def check_assumption_entry(name: str, value, said: str, suggestion) -> None:
+    """A named assumption's value from a file (an ``[assume]`` entry, a sweep axis), checked as
+    ``--assume`` is and refused in the file's terms: ``said`` (the file, line and entry as written)
+    in place of the flag, each suggested value as ``suggestion(param)`` spells it."""
+    from .assumptions import check
+
+    try:
+        check({name: value})
+    except ConfigError as e:
+        parts = e.parts[1:] if e.parts and isinstance(e.parts[0], Param) else e.parts
+        raise ConfigError(said, *[suggestion(p) if isinstance(p, Param) and p.key.startswith("assume.") else p
+                                  for p in parts], param=e.param, limit=e.limit) from None
+
+
 def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
     """Settings ``{key: value}`` (defaults filled in) and the command ('simulate' or 'compare').
 
@@ -361,16 +401,16 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
         if key not in FILE_KEYS:
             raise ConfigError(f"{where(key)}: unknown key {key!r}."
                               + (did_you_mean(key, FILE_KEYS) or f" Valid keys: {', '.join(FILE_KEYS)}."))
+        if key == "assume" and isinstance(value, dict):  # each entry checked below, with its own line
+            values[key] = value
+            continue
         values[key] = check_value(FILE_KEYS[key], value, where=f"{where(key)}: ")
     from .arch.chip import CHIPS
     for field in values["chip.set"] or {}:  # named with its file and line before anything runs
         CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
-    from .assumptions import check as check_assumptions
     for name, value in (values.get("assume") or {}).items():  # [assume] NAME = VALUE
-        try:
-            check_assumptions({name: value})
-        except ConfigError as e:
-            raise e.prefixed(f"{where('assume.' + name)}: [assume] ") from None
+        check_assumption_entry(name, value, f"{where('assume.' + name)}: [assume] {name} = {value!r}",
+                               lambda p: f"{p.key[7:]} = {p.shown or repr(p.value)}")
     base = os.path.dirname(os.path.abspath(path))
     for key in ("output.json", "output.csv", "output.plot", "output.trace"):
         if values[key] and not os.path.isabs(values[key]):

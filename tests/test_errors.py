@@ -1,4 +1,5 @@
 """Bad input gets a clear error naming the value, the limit and the fix — never a deep traceback."""
+import os
 import re
 
 import numpy as np
@@ -124,7 +125,8 @@ def test_model_that_does_not_fit_names_tile_and_tensors():
 
 def test_layers_that_do_not_fit_on_the_chips():
     net = mimdsim.Network.feedforward([100, 3000, 10])
-    with pytest.raises(ConfigError, match="layer 1 \\(3000 neurons\\) needs 1500 tiles.*Raise neurons_per_tile"):
+    with pytest.raises(ConfigError, match="layer 1 \\(3000 neurons\\) needs 1500 tiles.*what places: 1 chip\\(s\\) at "
+                       "3-3000 neurons per tile; raise neurons_per_tile to at least 3"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=0.01, neurons_per_tile=2)
 
 
@@ -197,9 +199,9 @@ def _one_line_error(argv, capsys):
     return lines[0]
 
 
-# Python's spellings that a command-line user cannot type: name=value (but --set FIELD=VALUE and
+# Python's spellings that a command-line user cannot type: name=value (but --set FIELD=VALUE, --assume NAME=VALUE and
 # TOML's key = value are the command line's), Network./mimdsim. calls, simulate(...).
-API_SPELLING = re.compile(r"(?<![\w.\-'\"])(?<!--set )(?<!\[)([a-z][a-z0-9_]*)=(?![=\s])|\bNetwork\.|"
+API_SPELLING = re.compile(r"(?<![\w.\-'\"])(?<!--set )(?<!--assume )(?<!\[)([a-z][a-z0-9_]*)=(?![=\s])|\bNetwork\.|"
                           r"\bmimdsim\.[a-z_]+\(|\bsimulate\(|\bfrom_nir\(")
 
 
@@ -220,7 +222,7 @@ def all_flags() -> set:
 def assert_cli_words(text: str, typed=()) -> None:
     """``text`` speaks the command line: flags that exist (or that the user typed), no Python."""
     spelled = [m.group(0) for m in API_SPELLING.finditer(text)
-               if not text[:m.start()].rstrip().endswith("--set")]
+               if not text[:m.start()].rstrip().endswith(("--set", "--assume"))]
     assert not spelled, f"Python spelling {spelled} in: {text}"
     flags = all_flags()
     unknown = [f for f in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text) if f not in flags and f not in typed]
@@ -654,3 +656,306 @@ def test_a_setting_that_changes_the_program_says_so(capsys):
     assert main(SIM + ["--chip-precision", "fp16", "--schedule", "fused"]) == 0
     out = capsys.readouterr().out
     assert "program          fused, fp16\n" in out and "holds the program fixed" not in out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 40: exit statuses. Bad input 2, an interrupt 130, a file the system refused 1 (named), an
+# internal error 1: one line saying what failed and how to report it, its traceback only with
+# MIMDSIM_DEBUG=1.
+# ---------------------------------------------------------------------------------------------
+def _failing_command(monkeypatch, error):
+    from mimdsim.cli import commands
+
+    def fail(args):
+        raise error
+    monkeypatch.setattr(commands, "cmd_chips", fail)
+
+
+def test_an_internal_error_is_one_line_exit_1_with_its_traceback_on_request(monkeypatch, capsys):
+    _failing_command(monkeypatch, KeyError("layer_sizes"))
+    monkeypatch.delenv("MIMDSIM_DEBUG", raising=False)
+    assert main(["chips"]) == 1
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "KeyError: 'layer_sizes'" in lines[0] and "bug in mimdsim" in lines[0] and "MIMDSIM_DEBUG=1" in lines[0]
+    monkeypatch.setenv("MIMDSIM_DEBUG", "1")
+    assert main(["chips"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("mimdsim: internal error: KeyError")
+
+
+def test_an_interrupt_exits_130_and_a_refused_file_exits_1_naming_it(monkeypatch, capsys):
+    _failing_command(monkeypatch, KeyboardInterrupt())
+    assert main(["chips"]) == 130
+    err = capsys.readouterr().err
+    assert "mimdsim: interrupted;" in err and "Traceback" not in err
+    _failing_command(monkeypatch, OSError(28, "No space left on device", "/data/r.json"))
+    assert main(["chips"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("mimdsim: error: '/data/r.json': No space left on device; check the path, its permissions and "
+                   "free disk space, then run again")
+
+
+@pytest.mark.parametrize("argv,status", [(["simulate", "--batch", "0"], 2), (["chips"], 0), (["nonsense"], 2)])
+def test_the_exit_status_reaches_the_shell(argv, status):
+    """``python -m mimdsim`` passes main's status to the shell (bad input 2), stderr without a traceback."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "mimdsim", *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
+
+
+# Every output of every command is tried before any work: a path the system refuses (here a
+# read-only or virtual file system, which a permission check passes for root) is one line naming the
+# flag, and nothing runs, nothing is written.
+READ_ONLY = "/proc/mimdsim-out"  # Linux: /proc takes no new files, for root too
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv,flag", [
+    (SIM + ["--json", READ_ONLY + ".json"], "--json"),
+    (SIM + ["--json", "{d}/kept.json", "--plot", READ_ONLY + "/figs"], "--plot"),
+    (CMP + ["--csv", READ_ONLY + ".csv"], "--csv"),
+    (SIM + ["--trace", READ_ONLY + ".json"], "--trace"),
+    (["run", "{d}/e.toml", "--json", READ_ONLY + ".json"], "--json"),
+    (WL + ["--workload", "mlp", "--json", READ_ONLY + ".json"], "--json"),
+    (["op", "matmul", "--m", "64", "--k", "64", "--n", "64", "--json", READ_ONLY + ".json"], "--json"),
+    (["validate", "--json", READ_ONLY + ".json"], "--json"),
+    (TRAIN + ["--json", READ_ONLY + ".json"], "--json"),
+    (TRAIN + ["--checkpoint", READ_ONLY + ".npz"], "--checkpoint"),
+    (["sweep", "{d}/ok.toml", "--plot", READ_ONLY], "--plot"),
+    (["sweep", "{d}/ro_results.toml"], "sweep.results"),
+])
+def test_every_output_is_tried_before_any_work(argv, flag, files, capsys):
+    (files / "ro_results.toml").write_text(EXPERIMENT + f'[sweep]\nresults = "{READ_ONLY}.jsonl"\n'
+                                           '[sweep.axes]\n"chip.tiles" = [64, 128]\n')
+    t0 = time.perf_counter()
+    line = _one_line_error([a.replace("{d}", str(files)) for a in argv], capsys)
+    assert f"{flag} '{READ_ONLY}" in line and "cannot be" in line and "choose another" in line, line
+    assert time.perf_counter() - t0 < 10, "refused only after the work"
+    assert not (files / "kept.json").exists() and not (files / "ro_results.jsonl").exists()
+
+
+def test_the_write_check_changes_nothing(tmp_path):
+    from mimdsim.report.outputs import check_file_path, check_folder_path, output
+
+    existing = tmp_path / "r.json"
+    existing.write_text("{}")
+    before = existing.stat().st_mtime_ns
+    check_file_path(existing, output("output.json"))
+    check_file_path(tmp_path / "new.json", output("output.json"))
+    check_folder_path(tmp_path / "figs" / "deep", output("output.plot"))
+    assert existing.read_text() == "{}" and existing.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_write_that_fails_after_the_run_names_the_output_and_what_was_written(tmp_path, capsys):
+    kept = str(tmp_path / "r.json")
+    line = _one_line_error(SIM + ["--json", kept, "--csv", "/dev/full"], capsys)
+    assert f"could not write --csv '/dev/full': No space left on device (found after the run; written before it: " \
+           f"{kept!r})" in line and "free disk space" in line
+
+
+# Integers are parsed with limits: every integer setting has a ceiling (its own, or INT_LIMIT), so a
+# size too large for the arrays it sizes is refused as it is parsed, naming the value, the limit and
+# the fix; the sizes below the ceiling are checked from the shapes before any array is allocated.
+def test_every_integer_setting_has_a_ceiling():
+    from mimdsim.config import INT_KINDS, INT_LIMIT, SETTINGS, bound_error, bounds
+
+    for s in SETTINGS:
+        if s.kind in INT_KINDS:
+            assert bounds(s)[1] is not None, s.key
+            too_big = INT_LIMIT + 1 if s.kind == "int" else [1, INT_LIMIT + 1]
+            assert bound_error(s, too_big) is not None, s.key
+            assert bound_error(s, 2 if s.kind == "int" else [2, 2]) is None, s.key
+
+
+@pytest.mark.parametrize("argv,match", [
+    (SIM + ["--seed", "100000000000000000000000"], r"--seed: 100000000000000000000000 must be an integer <= "
+                                                   r"2,147,483,647 \(.*64-bit integer\); give a smaller value"),
+    (SIM + ["--execute", "--seed", "99999999999"], r"--seed: 99999999999 must be an integer <= 2,147,483,647"),
+    (SIM + ["--neurons-per-tile", "99999999999999999999"], r"--neurons-per-tile: 99999999999999999999 must be an "
+                                                           r"integer <= 2,147,483,647"),
+    (SIM[:1] + ["--layers", "300,99999999999999999999,10"], r"--layers: 99999999999999999999 must be an integer <= "),
+    (TRAIN + ["--epochs", "1000000000000000000000"], r"--epochs: 1000000000000000000000 must be an integer <= "),
+    (TRAIN + ["--chips", "100000000000000000000000"], r"--chips: 100000000000000000000000 must be an integer <= "),
+    (TRAIN + ["--classes", "1000000000"], r"the Randman data set of 1,000,000,000 classes .* would take [\d,.]+ GiB "
+                                          r"of this machine's memory; the limit is .*; lower --classes, "
+                                          r"--samples-per-class, --inputs, --manifold-dim or --timesteps"),
+    (TRAIN + ["--timesteps", "1000000000"], r"the Randman data set of .* x 1,000,000,000 steps"),
+    (TRAIN + ["--manifold-dim", "1000000000"], r"manifold dimension 1000000000\) would take"),
+    (TRAIN + ["--hidden", "1000000000,8"], r"the weights of 12-1000000000-8-3 \(float32, drawn in float64\) would "
+                                           r"take .*make the layers narrower"),
+    (WL + ["--workload", "kalman", "--planes", "1000000000"], r"--planes 1000000000: one track's hits alone take "
+                                                              r"8,000,000,000 B .* give at most 79,872 planes"),
+    (WL + ["--workload", "mlp", "--batches", "1000000000000"], r"--batches: 1000000000000 must be an integer <= "),
+])
+def test_sizes_too_large_for_their_arrays_are_refused_before_allocation(argv, match, capsys):
+    tracemalloc.start()
+    line = _one_line_error(argv, capsys)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert re.search(match, line), line
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB allocated before refusing"
+
+
+def test_a_billion_batches_of_a_static_program_cost_no_memory(capsys):
+    tracemalloc.start()
+    assert main(WL + ["--workload", "kalman", "--batches", "2000000000"]) == 0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB for a loop whose every iteration costs the same"
+
+
+def test_a_seed_beyond_32_bits_runs_the_executed_program():
+    net = mimdsim.Network.feedforward([20, 10, 4])
+    x, y = _xy()
+    big = mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, seed=2**70)
+    assert big.loss == mimdsim.simulate(net, "ipu-mk2", inputs=x, labels=y, seed=2**70 % 2**32).loss
+
+
+# A placement pin that no placement meets: one line naming the pin, why, and the counts that place.
+PIN = ["simulate", "--timesteps", "3", "--batch", "2", "--quiet"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (PIN + ["--layers", "100,300,300,10", "--neurons-per-tile", "8", "--chips-used", "1", "--chips", "4", "--tiles",
+            "64"], r"--neurons-per-tile 8: layer 2 \(300 neurons\) needs 38 tiles, and the layers do not fit on 1 "
+                   r"chip\(s\) of 64 tiles .*what places: 1 chip\(s\) at 10-300 neurons per tile; raise "
+                   r"--neurons-per-tile to at least 10, or raise --chips-used"),
+    (PIN + ["--layers", "100,300,300,10", "--neurons-per-tile", "2", "--chips", "4", "--tiles", "64"],
+     r"layer 1 \(300 neurons\) needs 150 tiles.*what places: 1 chip\(s\) at 10-300 neurons per tile, 2 chip\(s\) at "
+     r"5-9 neurons per tile; raise --neurons-per-tile to at least 5$"),
+    (PIN + ["--layers", "100,300,300,10", "--neurons-per-tile", "8", "--chips-used", "3", "--chips", "4", "--tiles",
+            "64"], r"--neurons-per-tile 8 places the layers on 2 chip\(s\), not --chips-used 3 .*none places them on 3 "
+                   r"chip\(s\); what places: 1 chip\(s\) at 10-300 neurons per tile, 2 chip\(s\) at 5-9"),
+    (PIN + ["--layers", "100,300,300,10", "--chips-used", "3", "--chips", "4", "--tiles", "64"],
+     r"--chips-used 3: no neurons-per-tile count places the layers on exactly 3 chip\(s\).*what places: 1 chip\(s\) at "
+     r"10-300 neurons per tile, 2 chip\(s\) at 5-9 neurons per tile; give one of those --chips-used or drop it"),
+])
+def test_a_pin_no_placement_meets_names_it_and_what_places(argv, match, capsys):
+    line = _one_line_error(argv, capsys)
+    assert re.search(match, line), line
+
+
+def test_the_counts_that_place_on_each_chip_count_agree_with_trying_every_count():
+    from mimdsim.workloads.snn.placement import counts_on_chips, placing_counts
+
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        sizes = [int(v) for v in rng.integers(1, 400, rng.integers(1, 5))]
+        tiles, chips, reserve = int(rng.integers(4, 200)), int(rng.integers(1, 5)), bool(rng.integers(2))
+        for k in range(1, chips + 1):
+            every = [n for n, _, _ in placing_counts(sizes, k, tiles, reserve, k)]
+            span = counts_on_chips(sizes, k, tiles, reserve)
+            assert (span is None and not every) or span == (min(every), max(every)) and \
+                every == list(range(span[0], span[1] + 1)), (sizes, tiles, k, reserve, every, span)
+
+
+# A named assumption from a file is refused in the file's terms (the entry as written, not --assume),
+# a wrongly typed [assume] value is named as such (not "must be a table"), and a name given twice on
+# the command line is refused (the later value silently won).
+@pytest.mark.parametrize("argv,match", [
+    (["run", "{d}/assume_text.toml"], r"assume_text.toml:7: \[assume\] surrogate_arithmetic_instructions = 'abc': not "
+                                      r"a number; give instructions per listed id, e.g. "
+                                      r"surrogate_arithmetic_instructions = \d+$"),
+    (["run", "{d}/assume_list.toml"], r"assume_list.toml:7: \[assume\] surrogate_arithmetic_instructions = \[1\]: not a "
+                                      r"number"),
+    (["run", "{d}/assume_far.toml"], r"assume_far.toml:7: \[assume\] surrogate_arithmetic_instructions = "
+                                     r"1000000000.0: outside 4-100000 .*give a value in that domain$"),
+    (["sweep", "{d}/assume_axis.toml"], r"assume_axis.toml:8: axis 'assume.surrogate_arithmetic_instructions': value "
+                                        r"'x': not a number; give instructions per listed id, e.g. \d+$"),
+    (SIM + ["--assume", "surrogate_arithmetic_instructions=4", "--assume", "surrogate_arithmetic_instructions=5"],
+     r"--assume surrogate_arithmetic_instructions is given twice \(--assume surrogate_arithmetic_instructions=4 and "
+     r"--assume surrogate_arithmetic_instructions=5\); give it once"),
+    (SIM + ["--set", "sram_per_tile=700000", "--set", "sram_per_tile=1248000"],
+     r"--set sram_per_tile is given twice \(--set sram_per_tile=700000 and --set sram_per_tile=1248000\)"),
+    (["run", "{d}/e.toml", "--set", "model.batch=2", "--set", "model.batch=3"], r"--set model.batch is given twice"),
+    (["run", "{d}/e.toml", "--set", "sram_per_tile=700000", "--set", "sram_per_tile=800000"],
+     r"--set sram_per_tile is given twice \(--set sram_per_tile=700000 and --set sram_per_tile=800000\)"),
+])
+def test_assumptions_from_files_and_names_given_twice(argv, match, files, capsys):
+    for name, value in {"assume_text": '"abc"', "assume_list": "[1]", "assume_far": "1e9"}.items():
+        (files / f"{name}.toml").write_text(EXPERIMENT + f"\n[assume]\nsurrogate_arithmetic_instructions = {value}\n")
+    (files / "assume_axis.toml").write_text(EXPERIMENT + '[sweep]\nresults = "a.jsonl"\n[sweep.axes]\n'
+                                            '"assume.surrogate_arithmetic_instructions" = ["x", 5]\n')
+    line = _one_line_error([a.replace("{d}", str(files)) for a in argv], capsys)
+    assert re.search(match, line), line
+
+
+# Pinned constants that break a relation no single range states: an idle power above the maximum,
+# pinned alone or with the maximum, is refused naming the one pinned, the bound and the fix.
+@pytest.mark.parametrize("argv,match", [
+    (CMP + ["--assume", "ipu-mk2.idle_w=140", "--assume", "ipu-mk2.max_w=60"],
+     r"--assume ipu-mk2.idle_w=140 is above ipu-mk2.max_w \(60 W; a device draws at least its idle power at work\): "
+     r"lower --assume ipu-mk2.idle_w or raise --assume ipu-mk2.max_w"),
+    (CMP + ["--assume", "ipu-mk2.max_w=30"], r"--assume ipu-mk2.max_w=30 is below ipu-mk2.idle_w \(\d+ W; .*\): raise "
+                                             r"--assume ipu-mk2.max_w or lower --assume ipu-mk2.idle_w"),
+    (CMP + ["--assume", "a100-40gb.idle_w=500"], r"--assume a100-40gb.idle_w=500 is above a100-40gb.max_w \(400 W"),
+])
+def test_an_idle_power_above_the_maximum_is_refused(argv, match, capsys):
+    line = _one_line_error(argv, capsys)
+    assert re.search(match, line), line
+
+
+def test_no_idle_range_reaches_its_maximum():
+    """The band moves every assumption over its range unchecked: no corner may break a relation."""
+    import mimdsim.energy.constants as constants
+    from mimdsim import assumptions as A
+
+    assert len(A.AT_MOST) >= 10
+    for name, bound, bound_value, _ in A.AT_MOST:
+        top = A.REGISTRY[name].high if name in A.REGISTRY else constants.CONSTANTS[name].value
+        assert top <= (A.REGISTRY[bound].low if bound in A.REGISTRY else bound_value), name
+
+
+# A damaged results file keeps every good record and reports each damaged line; a damaged lock is
+# named with its fix. Neither blocks a re-run (a JSON line that was no record raised AttributeError).
+def test_a_damaged_results_file_or_lock_does_not_block_a_rerun(tmp_path, capsys):
+    sweep = tmp_path / "d.toml"
+    sweep.write_text('[model]\nlayers = [30, 20, 10]\ntimesteps = 3\nbatch = 2\n[sweep]\nresults = "d.jsonl"\n'
+                     '[sweep.axes]\n"chip.tiles" = [64, 128, 256]\n')
+    argv = ["sweep", str(sweep), "--serial", "--quiet"]
+    assert main(argv) == 0
+    results = tmp_path / "d.jsonl"
+    good = results.read_text().splitlines()
+    results.write_text("\n".join([good[0], '{"id": "torn', good[2], "[1]", '"text"']) + "\n")
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "computed 1 new point(s); 3 point(s)" in out
+    assert "3 damaged line(s) in" in out and "line 2 (not JSON), 4 (JSON but not a record" in out and ", 5 (" in out
+    from mimdsim.sweep import load_results
+    assert [r["params"]["chip.tiles"] for r in load_results(results)] == [64, 256, 128]
+    (tmp_path / "d.jsonl.lock").unlink()
+    (tmp_path / "d.jsonl.lock").mkdir()
+    sweep.write_text(sweep.read_text().replace("256]", "256, 512]"))
+    line = _one_line_error(argv, capsys)
+    assert f"the sweep's lock file '{results}.lock' cannot be opened (Is a directory)" in line and \
+        "when no other sweep runs, remove it and run again" in line
+
+
+# `op`: integer shape flags have the same ceiling, and a matmul or elementwise op whose tensors alone
+# exceed the SRAM of its tiles is refused from the shape before any plan is searched (a 2e9-row
+# matmul searched for a minute, then ran out of memory; a barrier over 2e9 chips asked for 21 TiB).
+@pytest.mark.parametrize("argv,match", [
+    (["op", "matmul", "--m", "100000000000", "--k", "64", "--n", "64"], r"--m: 100000000000 must be an integer <= "
+                                                                       r"2,147,483,647"),
+    (["op", "matmul", "--m", "2000000000", "--k", "64", "--n", "64"],
+     r"matmul \[2000000000 x 64\] . \[64 x 64\] \(fp16\): its operands and result alone take 512,000,008,192 B, more "
+     r"than the 1,472 tiles' 940,572,672 B of SRAM on ipu-mk2 \(638,976 B each\); lower --m, --k or --n"),
+    (["op", "elementwise", "--elements", "2000000000"], r"elementwise over 2,000,000,000 float elements: the tensor "
+                                                        r"alone takes 8,000,000,000 B, .*; lower --elements"),
+    (["op", "sync", "--chips", "2000000000", "--scope", "global"], r"the per-tile arrays of 2,000,000,000 chip\(s\) x "
+                                                                   r"1,472 tiles would take .*; lower --chips"),
+])
+def test_op_shapes_beyond_the_chip_are_refused_from_the_shape(argv, match, capsys):
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    line = _one_line_error(argv, capsys)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert re.search(match, line), line
+    assert peak < 200 * 2**20 and time.perf_counter() - t0 < 10

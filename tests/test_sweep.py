@@ -247,6 +247,6 @@ def test_two_concurrent_runs_of_one_sweep_write_each_point_once(tmp_path, mode):
 def test_load_results_keeps_one_record_per_point(tmp_path):
     """A file where two runs of an older mimdsim appended the same point: one record each, the first."""
     path = tmp_path / "old.jsonl"
-    recs = [{"id": "a", "n": 1}, {"id": "b", "n": 2}, {"id": "a", "n": 3}]
+    recs = [{"id": "a", "params": {}, "n": 1}, {"id": "b", "params": {}, "n": 2}, {"id": "a", "params": {}, "n": 3}]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    assert load_results(str(path)) == [{"id": "a", "n": 1}, {"id": "b", "n": 2}]
+    assert load_results(str(path)) == recs[:2]

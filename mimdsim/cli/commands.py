@@ -52,7 +52,8 @@ def cmd_run(args) -> int:
     given = values_from_args(args)  # only the flags given: the run parser's defaults are suppressed
     for key, value in given.items():
         values[key] = value
-    for key, value in args.run_set or []:
+    from .flags import table_of_pairs
+    for key, value in table_of_pairs("--set", args.run_set or []).items():  # each key once
         if key.startswith("chip.set."):
             values["chip.set"] = {**(values["chip.set"] or {}), key.split(".", 2)[2]: value}
         else:
@@ -103,6 +104,7 @@ def cmd_op(args) -> int:
     shape = {k: v for k, v in shape.items() if v is not None}
     if args.update:
         shape["update"] = True
+    check_op_fits(args.kind, args.chip, shape)
     if args.kind == "elementwise" and "pattern" in shape:
         try:
             shape["pattern"] = int(shape["pattern"])
@@ -121,6 +123,34 @@ def cmd_op(args) -> int:
             json.dump(report.to_dict(), f, indent=1)
         say(f"wrote {args.json}")
     return 0
+
+
+def check_op_fits(kind: str, chip_name: str, shape: dict) -> None:
+    """Refuse, from the shape alone and before any plan is searched, a matmul or elementwise op whose
+    tensors alone exceed the SRAM of the tiles it runs on (a 2e9-row matmul searched its plans for a
+    minute and ran out of memory; a 1e14-element op was priced as if it fitted)."""
+    from ..errors import DoesNotFit
+
+    spec = arch.chip(chip_name)
+    if shape.get("chips"):  # a barrier over N chips keeps a time per tile of each
+        from ..checks import check_host_bytes
+        check_host_bytes(f"the per-tile arrays of {shape['chips']:,} chip(s) x {spec.tiles:,} tiles",
+                         16.0 * shape["chips"] * spec.tiles, fix="lower --chips")
+    if kind == "matmul" and all(shape.get(d) for d in ("m", "k", "n")):
+        m, k, n, precision = shape["m"], shape["k"], shape["n"], shape.get("precision") or "fp16"
+        need, what = (m * k + k * n + m * n) * (2 if precision == "fp16" else 4), \
+            f"matmul [{m} x {k}] . [{k} x {n}] ({precision}): its operands and result alone take"
+        tiles, fix = spec.tiles, "lower --m, --k or --n"
+    elif kind == "elementwise" and shape.get("elements"):
+        dtype = shape.get("dtype") or "float"
+        need, what = shape["elements"] * (2 if dtype == "half" else 4), \
+            f"elementwise over {shape['elements']:,} {dtype} elements: the tensor alone takes"
+        tiles, fix = shape.get("tiles") or spec.tiles, "lower --elements"
+    else:
+        return
+    if need > tiles * spec.sram_per_tile:
+        raise DoesNotFit(f"{what} {need:,} B, more than the {tiles:,} tiles' {tiles * spec.sram_per_tile:,} B of "
+                         f"SRAM on {chip_name} ({spec.sram_per_tile:,} B each); {fix}")
 
 
 def cmd_validate(args) -> int:
@@ -171,7 +201,8 @@ def cmd_sweep(args) -> int:
                              out=lambda text: progress.note(text) if progress.enabled else say(text))
     finally:
         progress.close()
-    records = load_results(sweep.results)
+    damaged: list = []
+    records = load_results(sweep.results, damaged)
     errors = [r for r in records if r.get("status") == "error"]
     written = []
     if args.plot:
@@ -180,6 +211,11 @@ def cmd_sweep(args) -> int:
     say(f"computed {computed} new point(s); {len(records)} point(s) in {sweep.results}, {len(errors)} with errors")
     for r in errors[:5]:
         say(f"  error at {r['params']}: {r['error']}")
+    if damaged:  # every good record is kept; the points of damaged lines were computed again
+        lines = ", ".join(f"{number} ({why})" for number, why in damaged[:10]) + \
+            (f" and {len(damaged) - 10} more" if len(damaged) > 10 else "")
+        say(f"  note: {len(damaged)} damaged line(s) in {sweep.results} skipped: line {lines}; each good record "
+            f"is kept and a damaged line's point is computed again (delete the line to silence this note)")
     for p in written:
         say(f"  wrote {p}")
     return 0

@@ -190,7 +190,25 @@ def values_from_args(args) -> dict:
     for s in SETTINGS:
         if hasattr(args, s.dest):
             v = getattr(args, s.dest)
-            out[s.key] = dict(v) if s.kind == "table" and v else v
+            out[s.key] = table_of_pairs(s.flag, v) if s.kind == "table" and v else v
     return out
+
+
+def table_of_pairs(flag: str, pairs) -> dict:
+    """``--set``/``--assume`` NAME=VALUE pairs as a dict; a name given twice is refused (the later
+    value would silently win)."""
+    from ..errors import ConfigError
+
+    def shown(value):
+        return format(value, ".15g") if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+    table: dict = {}
+    for name, value in pairs:
+        if name in table and table[name] != value:
+            typed = name.removeprefix("chip.set.")  # run FILE --set keeps a chip field under its table
+            raise ConfigError(f"{flag} {typed} is given twice ({flag} {typed}={shown(table[name])} and {flag} "
+                              f"{typed}={shown(value)}); give it once")
+        table[name] = value
+    return table
 
 

@@ -21,6 +21,19 @@ def _positive_int(text):
     return value
 
 
+def _op_int(text):
+    """An op's integer shape flag: a whole number up to the ceiling every integer setting has."""
+    from ..config import INT_LIMIT, INT_LIMIT_WHY
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value > INT_LIMIT:
+        raise argparse.ArgumentTypeError(f"{value} must be an integer <= {INT_LIMIT:,} ({INT_LIMIT_WHY}); give a "
+                                         f"smaller value")
+    return value
+
+
 def _run_set(text):
     """``run --set KEY=VALUE``: an experiment key (TOML value) or a chip field (number)."""
     if "=" not in text:
@@ -103,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
     o.add_argument("--update", action="store_true", help="dynamic-slice: a dynamicUpdate instead")
     for flag, kind, text in OP_FLAGS:
-        o.add_argument(flag, dest="op_" + flag[2:].replace("-", "_"), type=kind, default=None, help=text)
+        o.add_argument(flag, dest="op_" + flag[2:].replace("-", "_"), type=_op_int if kind is int else kind,
+                       default=None, help=text)
     o.set_defaults(func=commands.cmd_op)
     v = sub.add_parser("validate", help="every stored measurement against the model: model / measured per point",
                        description="Run every measurement the project stores (mimdsim/validation/data/, each with "

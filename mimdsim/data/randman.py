@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_int, check_number
+from ..checks import check_host_bytes, check_int, check_number
+from ..errors import Param
 from .base import Dataset, SpikeSet, split_indices
 
 
@@ -64,6 +65,15 @@ def randman(n_classes=10, n_inputs=100, timesteps=50, samples_per_class=200, *, 
     check_number("prec", prec, low=0, high=1, open_low=True, open_high=True,
                  fix="the smallest spectral amplitude kept, e.g. 1e-3")
     F = int(min(np.ceil(prec ** (-1.0 / alpha)), max_frequencies))
+    # from the shapes, before any array: the manifolds' Fourier parameters, a few float64 and int64
+    # arrays of [manifolds, samples, inputs] (values, their scaling, spike times, events), and the
+    # data set's count per (sample, step)
+    check_host_bytes(f"the Randman data set of {C:,} classes x {S:,} samples x {n:,} inputs x {T:,} steps "
+                     f"(manifold dimension {D})", 8.0 * (C * P * n * D * 3 * F + 6 * C * P * S * n + C * S * T),
+                     fix=("lower ", Param("n_classes", key="data.classes"), ", ",
+                          Param("samples_per_class", key="data.samples_per_class"), ", ",
+                          Param("n_inputs", key="data.inputs"), ", ", Param("manifold_dim", key="data.manifold_dim"),
+                          " or ", Param("timesteps", key="data.timesteps")))
     rng = np.random.default_rng(seed)
     params = rng.random((C * P, n, D, 3, F))
     params[:, :, :, 0, 0] = 0.0

@@ -223,3 +223,8 @@ _add("systolic.array_static_share", 0.25, 0.15, 0.5, "of idle and max power",
 
 for _s in SYSTOLIC_PRESETS:
     assert has_power_limits(_s), _s
+
+for _name in [n for n in CONSTANTS if n.endswith(".idle_w")]:  # a pinned idle power above the maximum is refused
+    _max = _name[:-len("idle_w")] + "max_w"
+    if _max in CONSTANTS:
+        A.at_most(_name, _max, CONSTANTS[_max].value, "a device draws at least its idle power at work")

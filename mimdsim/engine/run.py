@@ -236,7 +236,6 @@ class _Costs:
 
     def loop(self, loop: Loop, done: int, total: int) -> int:
         """Numerics of every iteration, then the costs of all of them; returns iterations done."""
-        ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
         self.carry = None
         each = self.out.per_execution
         if self.source is None:  # every cost is static: one evaluation, charged count times
@@ -250,6 +249,9 @@ class _Costs:
             self.carry = None
             self.out.on_progress(done + loop.count, total)
             return loop.count
+        # the iterations' indices, only where numerics run per iteration (a static loop of a billion
+        # batches needs none)
+        ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
         whole = getattr(self.source, "loop_work", None)  # optional: every iteration's work at once
         works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
             if whole is not None else None

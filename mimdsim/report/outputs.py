@@ -41,9 +41,32 @@ def check_file_path(path, what) -> str:
     if not os.path.isdir(folder):
         state = "is not a folder" if os.path.exists(folder) else "does not exist"
         raise ConfigError(named, f": the folder {folder!r} {state}; create it first or choose another path")
-    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
-        raise ConfigError(named, " cannot be written (no write permission); choose another path")
+    refused = _write_refused(path)
+    if refused:
+        raise ConfigError(named, f" cannot be written ({refused}); choose another path")
     return path
+
+
+def _write_refused(path: str, folder: bool = False) -> str:
+    """Why the system refuses to write the file ``path`` (or a file in the folder ``path``), found by
+    trying (a permission check alone passes a read-only file system, and anything for root); ""
+    when it can be written. Nothing is left behind and an existing file is not changed."""
+    try:
+        if folder:
+            import tempfile
+            handle, probe = tempfile.mkstemp(dir=path, prefix=".mimdsim-write-check-")
+            os.close(handle)
+            os.remove(probe)
+        elif os.path.exists(path):
+            with open(path, "ab"):  # opened for appending, nothing written: the file is unchanged
+                pass
+        else:
+            with open(path, "xb"):
+                pass
+            os.remove(path)
+    except OSError as e:
+        return e.strerror or type(e).__name__
+    return ""
 
 
 def _suffix(what) -> str:
@@ -61,16 +84,16 @@ def check_folder_path(path, what) -> str:
     if os.path.exists(path):
         if not os.path.isdir(path):
             raise ConfigError(named, " is a file; give a folder (it is created if missing)")
-        if not os.access(path, os.W_OK):
-            raise ConfigError(named, " cannot be written (no write permission); choose another folder")
+        refused = _write_refused(path, folder=True)
+        if refused:
+            raise ConfigError(named, f" cannot be written ({refused}); choose another folder")
         return path
     parent = os.path.abspath(path)
     while not os.path.exists(parent):  # the folder and its missing parents are made when written
         parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        raise ConfigError(named, f" cannot be created under {parent!r} ("
-                          f"{'not a folder' if not os.path.isdir(parent) else 'no write permission'}); choose "
-                          f"another folder")
+    refused = "not a folder" if not os.path.isdir(parent) else _write_refused(parent, folder=True)
+    if refused:
+        raise ConfigError(named, f" cannot be created under {parent!r} ({refused}); choose another folder")
     return path
 
 
@@ -117,26 +140,34 @@ def write_csv(path, reports) -> None:
 def write_outputs(values, run, result, gpu_reports, timeline) -> list[str]:
     """Write what ``output.*`` asks for; return one line per file written. A write that fails
     anyway (the disk filled up during the run) is a one-line ConfigError naming the output."""
+    written: list = []
+    writing: list = []  # the output being written, for the message if it fails
     try:
-        return _write_outputs(values, run, result, gpu_reports, timeline)
+        _write_outputs(values, run, result, gpu_reports, timeline, written, writing)
     except OSError as e:
-        raise ConfigError(f"could not write {e.filename or 'an output'!r}: {e.strerror or e}; the run itself "
-                          f"finished (re-run with another path)") from None
+        what = output(writing[-1]) if writing else "an output"
+        kept = f"; written before it: {', '.join(map(repr, written))}" if written else ""
+        raise ConfigError("could not write ", what, f" {e.filename or values.get(writing[-1] if writing else '')!r}: "
+                          f"{e.strerror or e} (found after the run{kept}); free disk space or choose another path, "
+                          f"then run again") from None
+    return [f"  wrote {os.path.relpath(p)}" for p in written]
 
 
-def _write_outputs(values, run, result, gpu_reports, timeline) -> list[str]:
-    written = []
+def _write_outputs(values, run, result, gpu_reports, timeline, written: list, writing: list) -> None:
+    writing.append("output.json")
     if values.get("output.json"):
         result.to_json(values["output.json"]) if hasattr(result, "gpu") else run.report.to_json(values["output.json"])
         written.append(values["output.json"])
+    writing.append("output.csv")
     if values.get("output.csv"):
         write_csv(values["output.csv"], [run.report, *gpu_reports])
         written.append(values["output.csv"])
+    writing.append("output.plot")
     if values.get("output.plot"):
         from .plots import plot_run
         written += plot_run(values["output.plot"], run, gpu_reports)
+    writing.append("output.trace")
     if values.get("output.trace"):
         from .perfetto import write_trace
         write_trace(values["output.trace"], run.program, timeline, run)
         written.append(values["output.trace"])
-    return [f"  wrote {os.path.relpath(p)}" for p in written]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from ..checks import check_choice, check_fractions, check_int, check_number, check_seed, is_int
+from ..checks import check_choice, check_fractions, check_host_bytes, check_int, check_number, check_seed, is_int
 from .lazy import LazyList
 from .neurons import NeuronSpec
 from .readout import Readout, as_readout
@@ -433,6 +433,10 @@ def init_weights(sizes, *, seed=0, scale=1.0, dtype=np.float32, stds=None) -> li
     :func:`activity_stds`) or, without ``stds``, the fan-in rule ``scale / sqrt(fan_in)``.
     Both draw the same standard-normal numbers; only their scale differs."""
     rng = np.random.default_rng(check_seed("seed", seed))
+    # from the shapes, before the draw: each matrix is drawn in float64, scaled, then kept in dtype
+    elements = sum(int(a) * int(b) for a, b in zip(sizes[:-1], sizes[1:]))
+    check_host_bytes(f"the weights of {'-'.join(map(str, sizes))} ({np.dtype(dtype).name}, drawn in float64)",
+                     elements * (16.0 + np.dtype(dtype).itemsize), fix="make the layers narrower")
     if stds is None:
         stds = [scale / math.sqrt(n_in) for n_in in sizes[:-1]]
     return [(rng.standard_normal((n_in, n_out)) * float(std)).astype(dtype)

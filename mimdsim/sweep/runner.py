@@ -91,24 +91,33 @@ def run_point(values: dict, command: str, params: dict) -> dict:
     return rec
 
 
-def load_results(path) -> list[dict]:
+def load_results(path, damaged: list | None = None) -> list[dict]:
     """One record per point of a results file, the first written for each id, in file order (a
-    truncated line from an interrupted write is ignored; a file written by an older mimdsim that
-    let two runs append the same point keeps its first record)."""
+    file written by an older mimdsim that let two runs append the same point keeps its first
+    record). A damaged line (a write cut short, bytes that are no JSON record) is skipped, so its
+    point is computed again; ``damaged`` gets its line number, and why, for the report."""
     if not os.path.exists(path):
         return []
     out, seen = [], set()
-    with open(path) as f:
-        for line in f:
+    with open(path, errors="replace") as f:
+        for number, line in enumerate(f, start=1):
             line = line.strip()
-            if line:
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if rec.get("id") not in seen:
-                    seen.add(rec.get("id"))
-                    out.append(rec)
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                rec, why = None, "not JSON"
+            else:
+                why = "" if isinstance(rec, dict) and isinstance(rec.get("id"), str) and \
+                    isinstance(rec.get("params"), dict) else "JSON but not a record: no object with an id and params"
+            if why:
+                if damaged is not None:
+                    damaged.append((number, why))
+                continue
+            if rec["id"] not in seen:
+                seen.add(rec["id"])
+                out.append(rec)
     return out
 
 
@@ -119,12 +128,20 @@ def results_lock(path, note=None):
     if fcntl is None:
         yield
         return
-    with open(f"{path}.lock", "a+") as lock:
+    try:
+        lock = open(f"{path}.lock", "a+", errors="replace")
+    except OSError as e:  # a damaged lock (a folder in its place, no permission) would block every run
+        from ..errors import ConfigError
+        raise ConfigError(f"the sweep's lock file {path + '.lock'!r} cannot be opened ({e.strerror or e}); it only "
+                          f"keeps two sweeps from writing {path!r} at once: when no other sweep runs, remove it and "
+                          f"run again") from None
+    with lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock.seek(0)
-            holder = lock.read().strip() or "another process"
+            holder = lock.read().strip()
+            holder = holder if holder.startswith("pid ") and holder[4:].isdigit() else "another process"
             if note:
                 note(f"another mimdsim sweep ({holder}) is writing {path}: waiting for it to finish, then "
                      f"computing only the points it left")

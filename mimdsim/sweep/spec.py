@@ -224,12 +224,10 @@ def check_points(sweep: Sweep, lines) -> None:
     for params in sweep.points:
         for key, value in params.items():
             where = f"{sweep.path}:{lines.get('sweep.axes.' + key, '?')}"
-            if key.startswith("assume."):
-                from ..assumptions import check
-                try:
-                    check({key.split(".", 1)[1]: value})
-                except ConfigError as e:
-                    raise e.prefixed(f"{where}: axis {key!r}: ") from None
+            if key.startswith("assume."):  # in the file's terms, not --assume's
+                from ..config import check_assumption_entry
+                check_assumption_entry(key.split(".", 1)[1], value, f"{where}: axis {key!r}: value {value!r}",
+                                       lambda p: p.shown or repr(p.value))
             elif not key.startswith("chip.set."):
                 check_value(FILE_KEYS[key], value, where=f"{where}: axis {key!r}: ")
         values = point_values(sweep, params)

@@ -106,6 +106,20 @@ def check_planes(planes):
                      "parameters, 2 measurements per plane; the published study used 5)")
 
 
+HIT_BYTES_PER_PLANE = 8  # a track's hit on a plane: x and y, fp32; the least a tile keeps per plane
+
+
+def check_planes_fit(planes: int, sram_per_tile: int) -> None:
+    """Refuse, from the count alone and before any per-plane array, planes whose hits for a single
+    track do not fit a tile's SRAM (every plan keeps at least one track's hits on its tile)."""
+    need = HIT_BYTES_PER_PLANE * planes
+    if need > sram_per_tile:
+        raise ConfigError(Param("planes", planes), f": one track's hits alone take {need:,} B (x and y in fp32 on "
+                          f"each plane) but a tile has {sram_per_tile:,} B of SRAM; give at most "
+                          f"{sram_per_tile // HIT_BYTES_PER_PLANE:,} planes (the published study used 5)",
+                          param=Param("planes", planes), limit=sram_per_tile // HIT_BYTES_PER_PLANE)
+
+
 def check_hits(hits, planes=None):
     """``hits [tracks, planes, 2]``: finite numbers, at least one track."""
     if not _numeric(hits):
@@ -269,6 +283,7 @@ def kalman(tracks_per_tile=None, planes=None, chip="ipu-mk2", *, tiles=None, var
         tpt = check_int("tracks_per_tile", tracks_per_tile, low=1,
                         fix="pass tracks_per_tile >= 1 (the study used 100-408)")
         n = n_tiles * tpt
+    check_planes_fit(planes, system.chip.sram_per_tile)
     zz = check_z(z, planes)
     pv = check_positive_array("prior_var", prior_var, fix="give two variances > 0 (position, slope)")
     if pv.shape != (2,):

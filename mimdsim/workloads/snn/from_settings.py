@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import assumptions as A
 from ...config import build_system
 from ...errors import UNSET, ConfigError, Param
 from ...checks import check_host_bytes
-from ...kernels.assumed import Pinned
 from .workload import DEFAULT_LAYERS, DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2
 
 
@@ -103,9 +103,9 @@ def build_run(values: dict):
                        "model.theta2": DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"]})
         net = _layer_network(v)
     sys_spec = build_system(v)
-    # the pairs were checked where they entered (a flag, a file's [assume] table, a sweep axis): passed on
-    # as the value simulate reads, not checked again
-    kw = dict(**({"assume": Pinned.of(v["assume"])} if v.get("assume") else {}),
+    # each pair was checked where it entered (a flag, a file's [assume] table, a sweep axis); the table
+    # as a whole once more here, for the relations between pairs (an idle power above the maximum)
+    kw = dict(**({"assume": A.check(v["assume"])} if v.get("assume") else {}),
               neurons_per_tile=v["run.neurons_per_tile"], reserve_tile0=v["run.reserve_tile0"], seed=v["run.seed"])
     if v.get("run.chips_used") is not None:
         kw["chips_used"] = v["run.chips_used"]

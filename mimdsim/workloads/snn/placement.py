@@ -293,6 +293,40 @@ def placing_counts(sizes, chips, tiles_per_chip, reserve_tile0, chips_used=None)
             yield n, used, sum(p.tiles for p in placed)
 
 
+def counts_on_chips(sizes, chips: int, tiles_per_chip, reserve_tile0) -> tuple[int, int] | None:
+    """The neurons-per-tile counts ``(lowest, highest)`` that place the layers on exactly ``chips``
+    chips, or None. The chips the in-order fill uses never grow with the count (fewer tiles per
+    layer), so each bound is a bisection over 1..max(sizes): what a pin that no placement meets
+    is told would fit, found without trying every count."""
+    def used(n):  # chips used at n neurons per tile; more than ``chips`` where it does not place
+        placed, _ = _place(sizes, n, chips, tiles_per_chip, reserve_tile0)
+        return chips + 1 if placed is None else placed[-1].chip + 1
+
+    def first(ok, lo, hi):  # the least n in [lo, hi] with ok(n) (ok monotone), or hi + 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                hi = mid - 1
+            else:
+                lo = mid + 1
+        return lo
+
+    top = max(sizes)
+    lowest = first(lambda n: used(n) <= chips, 1, top)
+    if lowest > top or used(lowest) != chips:
+        return None
+    return lowest, first(lambda n: used(n) < chips, lowest, top) - 1
+
+
+def placements_text(sizes, chips: int, tiles_per_chip, reserve_tile0) -> str:
+    """Which neurons-per-tile counts place the layers on each chip count up to ``chips``, in words."""
+    spans = [(k, counts_on_chips(sizes, k, tiles_per_chip, reserve_tile0))
+             for k in range(1, min(chips, len(sizes)) + 1)]
+    said = [f"{k} chip(s) at {lo}{'' if lo == hi else f'-{hi}'} neurons per tile" for k, (lo, hi) in
+            ((k, span) for k, span in spans if span is not None)]
+    return ", ".join(said) if said else f"no count places them on {chips} chip(s) of {tiles_per_chip} tiles"
+
+
 def fewest_per_chips(sizes, chips, tiles_per_chip, reserve_tile0, chips_used=None):
     """For each chip count k in 1..chips (or ``chips_used`` only), the fewest neurons per tile that
     place the layers on k chips: (n, chips used, tiles), distinct n, fewest chips first."""
@@ -329,18 +363,46 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
     if not seconds:
         if not failed:  # nothing places: the mapper's own error names the layer and the fix
             space.problem.compile()
+            problem = space.problem
             raise ConfigError(Param("chips_used", chips_used), ": no neurons-per-tile count places the layers on "
-                              f"exactly {chips_used} chip(s) (whole layers per chip, filled in order); give another ",
+                              f"exactly {chips_used} chip(s) (whole layers per chip, filled in order); what places: "
+                              + placements_text(list(problem.sizes[1:]), chips_used, problem.system.chip.tiles,
+                                                problem.kw["reserve_tile0"]) + "; give one of those ",
                               Param("chips_used", action="change"), " or drop it", param=Param("chips_used", chips_used))
         raise with_remedies(failed[0].oom, space, pinned=None, chips_pinned=chips_used is not None) from None
     return _ranked(space, seconds, failed)
 
 
 def _pinned(space: Candidates, n: int, chips_used) -> Choice:
+    problem = space.problem
+    sizes, chips, tiles = list(problem.sizes[1:]), problem.system.chips, problem.system.chip.tiles
+    placed, failure = _place(sizes, n, chips, tiles, problem.kw["reserve_tile0"])
+    if placed is None:  # the pin places no layout: say why, and which counts do
+        layer, neurons, need = failure
+        reserve = problem.kw["reserve_tile0"]
+        spans = [span for k in range(1, min(chips, len(sizes)) + 1)
+                 if (span := counts_on_chips(sizes, k, tiles, reserve)) is not None]
+        lowest = min((lo for lo, _ in spans), default=None)
+        fix = ("raise ", Param("neurons_per_tile", action="raise"), f" to at least {lowest}") \
+            if lowest is not None and n < lowest else ("change ", Param("neurons_per_tile", action="change"))
+        more = Param("chips_used", action="raise") if chips_used is not None else Param("chips", action="raise")
+        raise ConfigError(Param("neurons_per_tile", n), f": layer {layer} ({neurons} neurons) needs {need} tiles, "
+                          f"and the layers do not fit on {chips} chip(s) of {tiles} tiles (whole layers per chip, "
+                          f"filled in order{', tile 0 kept free' if reserve else ''}); what places: "
+                          + placements_text(sizes, chips, tiles, reserve) + "; ", *fix,
+                          *(() if need > tiles - reserve else (", or raise ", more)),
+                          param=Param("neurons_per_tile", n), limit=lowest)
     c = space.get(n)
     if chips_used is not None and c.chips != chips_used:
+        span = counts_on_chips(list(problem.sizes[1:]), chips_used, problem.system.chip.tiles,
+                               problem.kw["reserve_tile0"])
+        fits = (f"on {chips_used} chip(s) the layers take {span[0]}{'' if span[0] == span[1] else f'-{span[1]}'} "
+                f"neurons per tile" if span else f"none places them on {chips_used} chip(s); what places: "
+                + placements_text(list(problem.sizes[1:]), chips_used, problem.system.chip.tiles,
+                                  problem.kw["reserve_tile0"]))
         raise ConfigError(Param("neurons_per_tile", n), f" places the layers on {c.chips} chip(s), not ",
-                          Param("chips_used", chips_used), ": drop one of them")
+                          Param("chips_used", chips_used), f" (whole layers per chip, filled in order); {fits}: "
+                          "change one of them or drop one", param=Param("neurons_per_tile", n))
     if not c.fits:
         raise with_remedies(c.oom, space, pinned=n, chips_pinned=chips_used is not None) from None
     return Choice(c.program, (Verdict(n, c.chips, c.tiles, None, "pinned"),), False)

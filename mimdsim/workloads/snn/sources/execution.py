@@ -53,7 +53,7 @@ class ExecutionSource(SourceBase):
         cnt0 = np.empty((T * B, 2), dtype=np.int64)
         drop0 = np.empty((T * B, 2), dtype=np.int64)
         flag0 = np.empty((T * B, 1), dtype=np.int64)
-        spikes.spike_lists_per_neuron(x, half, half, K0, n0, n0, self.random[0], self.seed, ids0, cnt0, drop0, flag0)
+        spikes.spike_lists_per_neuron(x, half, half, K0, n0, n0, self.random[0], self.seed % 2 ** 32, ids0, cnt0, drop0, flag0)
         self.ids = [ids0.reshape(T, B, K0)]
         self.stats.record(0, slice(None), cnt0[:, 0].reshape(T, B), cnt0[:, 1].reshape(T, B),
                           drop0[:, 0].reshape(T, B), drop0[:, 1].reshape(T, B))
