@@ -91,6 +91,50 @@ STUDY_LISTS = {"executed": (None, "lists as the study's network executes them (i
                "full": (1.0, "lists full: activity = max activity per layer (issue 25's band check)")}
 
 
+def _map(fn, args: list) -> list:
+    """``[fn(*a) for a in args]``, over two forked worker processes where the machine has two cores or more (the
+    12 study points are independent and deterministic: the same numbers, about half the wall time)."""
+    import multiprocessing
+    import os
+
+    if len(args) < 4 or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [fn(*a) for a in args]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        return pool.starmap(fn, args)
+
+
+def _study_point(p, share, executed, resolution):
+    """One study-log point (:func:`study_log_points`), a top-level function so a worker process can run it."""
+    from ..snn import Network
+    from ..workloads.snn.simulate import simulate
+
+    label = f"{p['hidden_layers']} hidden, {p['max_activity']:.0%}"
+    net = Network.feedforward(p["sizes"], max_activity=p["max_activity"], capacities=p["capacities"])
+    shape = {"timesteps": 100, "batch_size": 48}
+    if share is not None:
+        r = simulate(net, "ipu-mk2", **shape, activity=p["max_activity"] * share).report
+        ms, band, note = r.seconds_per_step * 1e3, [1e3 * x for x in r.uncertainty["seconds_per_step"]], ""
+    else:
+        rates = study_activity.executed_rates(executed[label])
+        rate = lambda which: {k: rates[which][k] for k in ("activity", "candidate_activity",  # noqa: E731
+                                                           "input_activity")}
+        r = simulate(net, "ipu-mk2", **shape, **rate("central")).report
+        ms = r.seconds_per_step * 1e3
+        low, high = (simulate(net, "ipu-mk2", **shape, **rate(w), band=False).report.seconds_per_step * 1e3
+                     for w in ("low", "high"))
+        assumed = [1e3 * x for x in r.uncertainty["seconds_per_step"]]
+        band = [min(assumed[0], low), max(assumed[1], high)]
+        caps = p["capacities"]
+        fills = ", ".join(f"{k / K:.2f}/{v / K:.2f}" for k, v, K in
+                          zip(rates["central"]["kept"][1:-1], rates["central"]["listed"][1:-1], caps[1:-1]))
+        ex = rates["executed_chip_ms"]
+        note = (f"hidden kept/listed per K {fills}, input {rates['central']['kept'][0]:.1f} of 32; activity band "
+                f"{low:.3g}-{high:.3g} ms ({rates['seeds']} seeds, steps {'/'.join(map(str, rates['steps']))}); "
+                f"executed steps {ex[0]:.3g} ms")
+    return Point(label, ms, p["measured_ms_per_step"], "ms/step", ms / p["measured_ms_per_step"], note, band=band,
+                 resolution=resolution)
+
+
 def study_log_points(doc, quick, lists="executed"):
     """The study's op as built (``schedule="published"``, the default for its model), rate-driven on ipu-mk2.
 
@@ -102,40 +146,11 @@ def study_log_points(doc, quick, lists="executed"):
     if lists not in STUDY_LISTS:
         raise ConfigError(f"lists={lists!r}: the study's list activity is one of {', '.join(STUDY_LISTS)}")
     share, stated = STUDY_LISTS[lists]
-    from ..snn import Network
-    from ..workloads.snn.simulate import simulate
-
     pts = doc["points"]
     if quick:
         pts = [p for p in pts if p["max_activity"] == 0.01]
     executed = study_activity.stored()["points"] if share is None else None
-    out = []
-    for p in pts:
-        label = f"{p['hidden_layers']} hidden, {p['max_activity']:.0%}"
-        net = Network.feedforward(p["sizes"], max_activity=p["max_activity"], capacities=p["capacities"])
-        shape = {"timesteps": 100, "batch_size": 48}
-        if share is not None:
-            r = simulate(net, "ipu-mk2", **shape, activity=p["max_activity"] * share).report
-            ms, band, note = r.seconds_per_step * 1e3, [1e3 * x for x in r.uncertainty["seconds_per_step"]], ""
-        else:
-            rates = study_activity.executed_rates(executed[label])
-            rate = lambda which: {k: rates[which][k] for k in ("activity", "candidate_activity",  # noqa: E731
-                                                               "input_activity")}
-            r = simulate(net, "ipu-mk2", **shape, **rate("central")).report
-            ms = r.seconds_per_step * 1e3
-            low, high = (simulate(net, "ipu-mk2", **shape, **rate(w), band=False).report.seconds_per_step * 1e3
-                         for w in ("low", "high"))
-            assumed = [1e3 * x for x in r.uncertainty["seconds_per_step"]]
-            band = [min(assumed[0], low), max(assumed[1], high)]
-            caps = p["capacities"]
-            fills = ", ".join(f"{k / K:.2f}/{v / K:.2f}" for k, v, K in
-                              zip(rates["central"]["kept"][1:-1], rates["central"]["listed"][1:-1], caps[1:-1]))
-            ex = rates["executed_chip_ms"]
-            note = (f"hidden kept/listed per K {fills}, input {rates['central']['kept'][0]:.1f} of 32; activity band "
-                    f"{low:.3g}-{high:.3g} ms ({rates['seeds']} seeds, steps {'/'.join(map(str, rates['steps']))}); "
-                    f"executed steps {ex[0]:.3g} ms")
-        out.append(Point(label, ms, p["measured_ms_per_step"], "ms/step", ms / p["measured_ms_per_step"], note,
-                         band=band, resolution=doc["provenance"]["resolution_ms"]))
+    out = _map(_study_point, [(p, share, executed, doc["provenance"]["resolution_ms"]) for p in pts])
     return out, stated
 
 
