@@ -23,6 +23,7 @@ host waking from its wait) and then for the next op's issue.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,6 +167,5 @@ def kernels_per_step(program) -> list:
             evaluations = part.trips + 1 if part.thunk == "while" else 0
             for k, times in [(k, part.trips) for k in part.body] + [(k, evaluations) for k in part.condition]:
                 if times:
-                        out.append(Kernel(k.name, k.phase, k.kind, k.flops, k.nbytes, k.count * times, k.dims,
-                                      k.resident_bytes, k.working_set))
+                    out.append(dataclasses.replace(k, count=k.count * times))
     return out

@@ -29,6 +29,8 @@ The model knows no GPU here beyond the costing in :mod:`mimdsim.gpu.xla`.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ....energy import gpu_energy, kernel_activity
 from ....errors import Param, UnsupportedModel
 from ....gpu.framework import FrameworkSpec
@@ -77,7 +79,7 @@ def step_program(sizes, timesteps: int, batch: int, fw: FrameworkSpec, optimizer
     for l in layers:
         g = gemm(f"L{l}.bwd_wgrad_gemm", "backward", n[l - 1], n[l], B, e, 1)
         if fw.wgrad_in_gemm:  # dW += x^T dI as one GEMM with beta = 1: it also reads dW
-            backward.append(Kernel(g.name, g.phase, g.kind, g.flops, g.nbytes + e * weights[l - 1], 1, g.dims))
+            backward.append(dataclasses.replace(g, nbytes=g.nbytes + e * weights[l - 1]))
         else:
             backward.append(g)
             backward.append(_vector(f"L{l}.bwd_wgrad_add", "backward", weights[l - 1], 3 * e * weights[l - 1]))
