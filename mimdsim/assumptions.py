@@ -42,6 +42,7 @@ class Assumption:
     reasoning: str  # why the value, and where the range comes from
     domain: tuple = (0.0, float("inf"))  # what --assume accepts (a sane value, not a plausible one)
     codelets: tuple = ()  # codelets whose cost reads it (target "codelet.*")
+    evidence: str = ""  # which software or hardware version the evidence of value and range is from
 
     def __post_init__(self) -> None:
         if not self.domain[0] <= self.low <= self.value <= self.high <= self.domain[1]:
@@ -62,9 +63,10 @@ class Assumption:
 REGISTRY: dict[str, Assumption] = {}
 
 
-def _add(name, value, low, high, unit, target, presets, reasoning, domain=(0.0, float("inf")), codelets=()):
+def _add(name, value, low, high, unit, target, presets, reasoning, domain=(0.0, float("inf")), codelets=(),
+         evidence=""):
     REGISTRY[name] = Assumption(name, float(value), float(low), float(high), unit, target, tuple(presets),
-                                reasoning, (float(domain[0]), float(domain[1])), tuple(codelets))
+                                reasoning, (float(domain[0]), float(domain[1])), tuple(codelets), evidence)
 
 
 # ---- MIMD chip (ChipSpec fields) ----------------------------------------------------------------
