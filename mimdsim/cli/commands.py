@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from .. import arch
+from ..arch.execution import find_family
+from ..arch.tensix import TENSIX
 from ..config import FILE_KEYS, check_value
 from ..errors import ConfigError
 from .flags import values_from_args
@@ -104,8 +106,12 @@ def cmd_op(args) -> int:
     shape = {k: v for k, v in shape.items() if v is not None}
     if args.update:
         shape["update"] = True
-    check_op_fits(args.kind, args.chip, shape)
-    if args.kind == "elementwise" and "pattern" in shape:
+    tensix = find_family(args.chip) is TENSIX  # a Tensix chip: ttnn's op on the dataflow family (mimdsim.tensix)
+    if tensix:
+        from ..tensix import tensix_op as op
+    else:
+        check_op_fits(args.kind, args.chip, shape)
+    if args.kind == "elementwise" and "pattern" in shape and not tensix:
         try:
             shape["pattern"] = int(shape["pattern"])
         except ValueError:
