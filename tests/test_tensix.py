@@ -141,3 +141,11 @@ def test_cli_prints_the_grid_blocks_and_band():
     bad = subprocess.run([sys.executable, "-m", "mimdsim", "op", "matmul", "--chip", "wormhole-n150", "--m", "512",
                           "--k", "512", "--n", "512", "--precision", "fp32"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--precision bf16" in bad.stderr
+
+
+def test_the_predicted_table_in_the_docs_is_the_model():
+    from mimdsim.tensix.published import prediction_table
+    page = (ROOT / "docs/tensix.md").read_text()
+    start = page.index("<!-- tensix predictions: generated from mimdsim/tensix/published.py -->")
+    end = page.index("<!-- end of tensix predictions -->")
+    assert page[start:end].split("\n", 1)[1].strip() == prediction_table()

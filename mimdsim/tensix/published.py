@@ -1,0 +1,42 @@
+"""The matmuls tt-metal's tech report publishes for ttnn's out-of-box configs, and the model's predictions.
+
+Shapes, data types and fidelities of the out-of-box tables in tt-metal's tech_reports/GEMM_FLOPS/GEMM_FLOPS.md
+(commit 06bd3735): every operand and the output DRAM-interleaved, the full compute grid (8 x 8 on an n150,
+13 x 10 on a p150), without and with trace. The report's times are whole-op measurements: no constant of the
+model is set from them (docs/tensix.md); they are compared once, after the predictions below were committed
+(docs/validation.md, "Tensix matmuls").
+"""
+from __future__ import annotations
+
+from .ops import tensix_op
+
+SHAPES = ((512, 512, 512), (512, 1024, 1024), (512, 1024, 2048), (1024, 1024, 1024), (1024, 1024, 2048),
+          (1024, 2048, 2048), (2048, 2048, 2048), (2048, 2048, 3072), (2048, 3072, 3072), (3072, 3072, 3072),
+          (3072, 3072, 4096), (3072, 4096, 4096), (4096, 4096, 4096))
+FORMATS = (("bf16", "hifi2"), ("bfp8_b", "lofi"))
+CHIPS = ("wormhole-n150", "blackhole-p150")
+
+
+def predictions() -> list[dict]:
+    """One row per chip, format and shape: the model's device, eager and traced times (us) and TFLOP/s."""
+    rows = []
+    for chip in CHIPS:
+        for precision, fidelity in FORMATS:
+            for m, k, n in SHAPES:
+                r = tensix_op("matmul", chip, m=m, k=k, n=n, precision=precision, fidelity=fidelity, band=False)
+                rows.append({"chip": chip, "m": m, "k": k, "n": n, "precision": precision, "fidelity": fidelity,
+                             "config": r.config["config"], "device_us": r.device_seconds * 1e6,
+                             "eager_us": r.seconds * 1e6, "traced_us": r.traced_seconds * 1e6,
+                             "traced_tflops": r.flops() / r.traced_seconds / 1e12})
+    return rows
+
+
+def prediction_table() -> str:
+    """docs/tensix.md's predicted table (markdown)."""
+    lines = ["| chip | M | K | N | format | config | device us | eager us | traced us | traced TFLOP/s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in predictions():
+        lines.append(f"| {r['chip']} | {r['m']} | {r['k']} | {r['n']} | {r['precision']} {r['fidelity']} | "
+                     f"{r['config']} | {r['device_us']:,.1f} | {r['eager_us']:,.1f} | {r['traced_us']:,.1f} | "
+                     f"{r['traced_tflops']:,.1f} |")
+    return "\n".join(lines)
