@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from .ops import tensix_op
 
-SHAPES = ((512, 512, 512), (512, 1024, 1024), (512, 1024, 2048), (1024, 1024, 1024), (1024, 1024, 2048),
-          (1024, 2048, 2048), (2048, 2048, 2048), (2048, 2048, 3072), (2048, 3072, 3072), (3072, 3072, 3072),
-          (3072, 3072, 4096), (3072, 4096, 4096), (4096, 4096, 4096))
-FORMATS = (("bf16", "hifi2"), ("bfp8_b", "lofi"))
-CHIPS = ("wormhole-n150", "blackhole-p150")
+N150_SHAPES = ((512, 512, 512), (512, 1024, 1024), (512, 1024, 2048), (1024, 1024, 1024), (1024, 1024, 2048),
+               (1024, 2048, 2048), (2048, 2048, 2048), (2048, 2048, 3072), (2048, 3072, 3072), (3072, 3072, 3072),
+               (3072, 3072, 4096), (3072, 4096, 4096), (4096, 4096, 4096))
+# the p150's shapes are the n150's scaled to its 13 x 10 grid (M by 10/8, K and N by 13/8)
+P150_SHAPES = ((640, 832, 832), (640, 1664, 1664), (640, 1664, 3328), (1280, 1664, 1664), (1280, 1664, 3328),
+               (1280, 3328, 3328), (2560, 3328, 3328), (2560, 3328, 4992), (2560, 4992, 4992), (3840, 4992, 4992),
+               (3840, 4992, 6656), (3840, 6656, 6656), (5120, 6656, 6656))
+SHAPES = {"wormhole-n150": N150_SHAPES, "blackhole-p150": P150_SHAPES}
+FORMATS = (("bf16", "hifi2"), ("bfp8_b", "lofi"), ("bfp4_b", "lofi"))
+CHIPS = tuple(SHAPES)
 
 
 def predictions() -> list[dict]:
@@ -22,7 +27,7 @@ def predictions() -> list[dict]:
     rows = []
     for chip in CHIPS:
         for precision, fidelity in FORMATS:
-            for m, k, n in SHAPES:
+            for m, k, n in SHAPES[chip]:
                 r = tensix_op("matmul", chip, m=m, k=k, n=n, precision=precision, fidelity=fidelity, band=False)
                 rows.append({"chip": chip, "m": m, "k": k, "n": n, "precision": precision, "fidelity": fidelity,
                              "config": r.config["config"], "device_us": r.device_seconds * 1e6,
