@@ -149,3 +149,12 @@ def test_the_predicted_table_in_the_docs_is_the_model():
     start = page.index("<!-- tensix predictions: generated from mimdsim/tensix/published.py -->")
     end = page.index("<!-- end of tensix predictions -->")
     assert page[start:end].split("\n", 1)[1].strip() == prediction_table()
+
+
+def test_the_comparison_in_the_docs_is_the_model_against_the_report():
+    from mimdsim.tensix.published import MEASURED_NS, SHAPES, comparison_summary
+    assert all(len(v) == len(SHAPES[chip]) for (chip, _, _), v in MEASURED_NS.items())
+    page = (ROOT / "docs/validation.md").read_text()
+    start = page.index("<!-- tensix comparison: generated from mimdsim/tensix/published.py -->")
+    end = page.index("<!-- end of tensix comparison -->")
+    assert page[start:end].split("\n", 1)[1].strip() == comparison_summary()
