@@ -514,3 +514,8 @@ _add("tensix_trace_dispatch_s", 3e-6, 1e-6, 8e-6, "s", "host.tensix_trace_dispat
      "are recorded into DRAM and replayed, the host out of the loop): the dispatch cores' launch of the recorded "
      "program on every core and their completion handshake; 3 us; low 1 us, high 8 us (a program whose kernel "
      "binaries and runtime arguments are re-sent each op)", domain=(0, 1e-2), evidence="tt-metal 06bd3735")
+_add("tensix_busy_power_fraction", 0.7, 0.4, 1.0, "x board power", "chip.busy_power_fraction", TENSIX,
+     "the board's draw while a training step runs, as a share of its total board power (n150 160 W, p150 300 W: "
+     "Tenstorrent's specifications): no published figure of the draw under a given load; 0.7, the GDDR6, the "
+     "fans and the grid partly busy; low 0.4, a host-bound step whose cores mostly wait; high 1.0, the TBP, "
+     "the board's limit", domain=(0.01, 1.0), evidence="Tenstorrent n150s and p150a specifications")

@@ -38,7 +38,7 @@ LAYERS = [
      ["mimdsim.poplibs", "mimdsim.tensix"]),
     ("a workload's run settings and mapping", ["mimdsim.workloads.snn.step", "mimdsim.workloads.snn.mapping",
                                                "mimdsim.workloads.snn.study"]),
-    ("a workload's programs, work sources and baselines", ["mimdsim.workloads.snn.programs",
+    ("a workload's programs, work sources and baselines", ["mimdsim.workloads.snn.programs", "mimdsim.workloads.snn.tensix",
                                                            "mimdsim.workloads.snn.placement",
                                                            "mimdsim.workloads.snn.sources",
                                                            "mimdsim.workloads.snn.baselines",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import mimdsim.assumptions as A
@@ -158,3 +159,39 @@ def test_the_comparison_in_the_docs_is_the_model_against_the_report():
     start = page.index("<!-- tensix comparison: generated from mimdsim/tensix/published.py -->")
     end = page.index("<!-- end of tensix comparison -->")
     assert page[start:end].split("\n", 1)[1].strip() == comparison_summary()
+
+
+def test_snn_step_on_tensix_is_snntorch_op_stream_as_ttnn_ops():
+    import mimdsim
+    from mimdsim.workloads.snn.baselines import eager
+    from mimdsim.workloads.snn.tensix.step import tensix_step_seconds
+
+    net = mimdsim.Network.build([784, 1000, 10], mimdsim.NeuronSpec("leaky", beta=0.9), bias=True)
+    start = time.perf_counter()
+    run = mimdsim.simulate(net, "wormhole-n150", timesteps=25, batch_size=128, activity=0.05)
+    assert time.perf_counter() - start < 3.0
+    r = run.report
+    ops = eager.step_ops(net.sizes, 25, 128, e=2.0, specs=net.specs, bias=[True, True])
+    assert r.placement["kernel_launches"] == sum(op.kernel.count for op in ops)
+    eager_s, traced_s, _, device, wait = tensix_step_seconds(net, chip("wormhole-n150"), 25, 128, "adam", "bf16",
+                                                             "hifi2")
+    # the stream rule: never faster than either stream alone, never slower than both in a row
+    n = device.size
+    assert max(device.sum(), n * 25e-6) <= eager_s <= device.sum() + n * 25e-6
+    assert r.seconds_per_step == pytest.approx(eager_s)
+    assert traced_s == pytest.approx(device.sum() + n * 3e-6)
+    assert r.energy["joules_per_step"] == pytest.approx(160 * 0.7 * eager_s)
+    lo, hi = r.uncertainty["seconds_per_step"]
+    assert lo <= eager_s <= hi
+    with pytest.raises(ConfigError, match="rate-driven"):
+        mimdsim.simulate(net, "wormhole-n150", inputs=np.zeros((25, 4, 784), np.uint8), labels=np.zeros(4, int))
+
+
+def test_compare_on_tensix_has_the_ipu_and_gpu_columns_with_energy():
+    out = subprocess.run([sys.executable, "-m", "mimdsim", "compare", "--chip", "blackhole-p150", "--layers",
+                          "784,1000,10", "--neuron", "leaky", "--timesteps", "25", "--batch", "128"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    head = out.stdout.splitlines()[2]
+    assert "MIMD blackhole-p150" in head and "ipu-mk2 IPU" in head and "a100-40gb eager" in head
+    assert "joules/step" in out.stdout and "samples/J" in out.stdout

@@ -59,7 +59,8 @@ class TensixSpec:
     dram_efficiency: float = 0.92  # of the peak that readers across the grid reach (assumption)
     dram_latency_cycles: int = 600  # a read's round trip from a Tensix core (assumption)
     host_bytes_per_second: float = PCIE_GEN4_X16
-    board_power_w: float = 160.0  # total board power (TBP), the energy model's busy draw
+    board_power_w: float = 160.0  # total board power (TBP)
+    busy_power_fraction: float = 0.7  # of the TBP drawn while a training step runs (assumption)
 
     def __post_init__(self) -> None:
         TENSIX_CHIPS.check(
@@ -69,7 +70,7 @@ class TensixSpec:
                   "noc_bytes_per_cycle": 1, "noc_hop_cycles": 0, "noc_niu_cycles": 0, "dram_channels": 1, "dram_bytes": 1,
                   "dram_latency_cycles": 0},
             positive=("clock_hz", "dram_bytes_per_second", "dram_efficiency", "host_bytes_per_second",
-                      "board_power_w", "sfpu_instructions_per_element"),
+                      "board_power_w", "sfpu_instructions_per_element", "busy_power_fraction"),
             choices={"noc_topology": ("torus", "mesh")})
         if self.grid_x * self.grid_y > self.tensix_cores:
             from ..errors import ConfigError, Param
@@ -77,10 +78,11 @@ class TensixSpec:
                               f"{self.grid_x * self.grid_y} cores, more than its tensix_cores={self.tensix_cores}; ",
                               "lower ", Param("grid_x", key="chip.set.grid_x"), " or ",
                               Param("grid_y", key="chip.set.grid_y"))
-        if self.l1_reserved_bytes >= self.l1_bytes or self.dram_efficiency > 1:
+        if self.l1_reserved_bytes >= self.l1_bytes or self.dram_efficiency > 1 or self.busy_power_fraction > 1:
             from ..errors import ConfigError
             raise ConfigError(f"Tensix chip {self.name!r}: l1_reserved_bytes={self.l1_reserved_bytes} must be below "
-                              f"l1_bytes={self.l1_bytes} and dram_efficiency={self.dram_efficiency} at most 1")
+                              f"l1_bytes={self.l1_bytes}; dram_efficiency={self.dram_efficiency} and busy_power_fraction="
+                              f"{self.busy_power_fraction} at most 1")
 
     # Derived figures.
     @property
@@ -92,6 +94,11 @@ class TensixSpec:
     def tiles(self) -> int:
         """The engine's tiles are this chip's cores (a program's per-core arrays span the grid)."""
         return self.cores
+
+    @property
+    def sram_per_tile(self) -> int:
+        """A core's L1 under the name the settings' checks and the engine give a tile's SRAM."""
+        return self.l1_bytes
 
     @property
     def l1_usable_bytes(self) -> int:

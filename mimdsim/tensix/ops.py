@@ -216,28 +216,35 @@ def matmul_program(spec: TensixSpec, c: MatmulConfig, precision: str, fidelity: 
                                                        training=False))
 
 
-def eltwise_geometry(spec: TensixSpec, elements: int, operand: str, precision: str, fidelity: str) -> tuple:
+def eltwise_geometry(spec: TensixSpec, elements: int, operand: str, precision: str, fidelity: str,
+                     inputs: int | None = None) -> tuple:
     """``(cores used, geometry)`` of an element-wise op over ``elements``: tiles split evenly over the grid;
-    binary ops read two tiles per output tile on the matrix engine (8 x 16 per cycle; a multiply runs
-    once per fidelity pass), a unary op one tile through the vector unit (32 lanes)."""
+    binary ops (two input tiles per output tile unless ``inputs`` says otherwise) on the matrix engine (8 x 16
+    per cycle; a multiply once per fidelity pass), a unary op (one input) through the vector unit (32 lanes)."""
     tiles = math.ceil(elements / TILE_ELEMENTS)
     used = min(spec.cores, tiles)
     tile = TILE_BYTES[precision]
     if operand == "unary":
-        inputs, compute = 1, TILE_ELEMENTS / spec.sfpu_lanes * spec.sfpu_instructions_per_element
+        compute = TILE_ELEMENTS / spec.sfpu_lanes * spec.sfpu_instructions_per_element
     else:
-        inputs = 2
         compute = TILE_ELEMENTS / spec.fpu_eltwise_per_cycle * (FIDELITY_PHASES[fidelity] if operand == "mul" else 1)
+    inputs = (1 if operand == "unary" else 2) if inputs is None else inputs
     return used, {**_rates(spec), "tiles_per_core": math.ceil(tiles / used), "in_bytes_per_tile": inputs * tile,
                   "out_bytes_per_tile": tile, "active_cores": used, "compute_cycles_per_tile": compute}
 
 
-def eltwise_program(spec: TensixSpec, elements: int, operand: str, precision: str, fidelity: str) -> Program:
-    used, g = eltwise_geometry(spec, elements, operand, precision, fidelity)
+def eltwise_program(spec: TensixSpec, elements: int, operand: str, precision: str, fidelity: str,
+                    inputs: int | None = None) -> Program:
+    used, g = eltwise_geometry(spec, elements, operand, precision, fidelity, inputs)
     stream = Superstep("stream tiles", "forward", (VertexSet("ttnn.eltwise", None, np.arange(used), g),), sync="local")
     return Program(system=engine_system(spec), mapping=_Grid(), timesteps=1, batch_size=1, tensors=[],
                    schedule=[Launch("dispatch", host_call=DISPATCH), stream],
                    meta=ProgramMeta(model="ttnn elementwise", workload="op", precision=precision, training=False))
+
+
+def device_seconds(program: Program) -> float:
+    """The device time of one op's program (its host dispatch left out)."""
+    return _device_cycles(program)[0] / program.system.chip.clock_hz
 
 
 def _device_cycles(program: Program) -> tuple[float, float, dict]:
