@@ -26,6 +26,13 @@ def cmd_chips(args) -> int:
               f"{c.sync_cycles:>7}{c.link_bytes_per_second / 1e9:>7.0f} GB/s  {arch.chip_description(name)}")
     print("\nOverride any field: mimdsim simulate --chip ipu-mk2 --set sram_per_tile=1248000; "
           "sources in docs/cost-model.md")
+    print(f"\nTenstorrent Tensix chips (dataflow; ttnn's ops, docs/tensix.md)\n{'preset':<16}{'grid':>7}{'cores':>7}"
+          f"{'L1/core':>11}{'clock':>10}{'LoFi peak':>12}{'DRAM':>10}{'board':>8}  description")
+    for name in TENSIX.specs.presets:
+        c = arch.chip(name)
+        print(f"{name:<16}{f'{c.grid_x}x{c.grid_y}':>7}{c.tensix_cores:>7}{c.l1_bytes / 1024:>7.0f} KiB"
+              f"{c.clock_hz / 1e9:>7.2f} GHz{c.peak_flops('lofi') / 1e12:>7.0f} TFLOP{c.dram_bytes_per_second / 1e9:>6.0f} GB/s"
+              f"{c.board_power_w:>6.0f} W  {TENSIX.specs.description(name)}")
     return 0
 
 

@@ -88,6 +88,8 @@ def tensix_simulate(net, chip, *, timesteps, batch_size, activity, input_activit
     from ....checks import check_fractions
 
     pinned = A.check(assume)
+    name = chip if isinstance(chip, str) else chip.name
+    A.refuse_unread(pinned, {k: (name,) for k in A.CHIP_KINDS + ("energy",)}, f"simulate on {name}")
     spec = tensix_chip(chip, pinned)
     precision = precision or "bf16"
     check_format(precision, fidelity)
