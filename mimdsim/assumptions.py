@@ -480,3 +480,42 @@ def markdown_table(energy: bool = False) -> str:
         lines.append(f"| `{a.name}` | {a.value:g} | {a.low:g} | {a.high:g} | {a.unit} | `{a.target}` | {presets} | "
                      f"{a.reasoning} |")
     return "\n".join(lines)
+
+
+# ---- Tenstorrent Tensix chips (mimdsim/arch/tensix.py; docs/tensix.md) ----------------------------------
+TENSIX = ("wormhole-n150", "blackhole-p150")
+_add("tensix_l1_reserved_bytes", 100 * 1024, 64 * 1024, 256 * 1024, "B", "chip.l1_reserved_bytes", TENSIX,
+     "L1 per core below ttnn's allocator base (get_max_l1_space: L1 size less the allocator's base address): "
+     "firmware, mailboxes, the kernel-config ring and kernel binaries; tt-metal sets it per architecture in its HAL "
+     "and no document states the figure: ~100 KiB; low 64 KiB (firmware and binaries alone), high 256 KiB (a larger "
+     "kernel-config ring, trace buffers)", domain=(0, 1024 * 1024), evidence="tt-metal 06bd3735")
+_add("tensix_dram_efficiency", 0.92, 0.7, 0.95, "x peak", "chip.dram_efficiency", TENSIX,
+     "the share of the GDDR6 peak that readers spread over the grid reach: tt-metal's DRAM microbenchmark "
+     "(tech_reports/Saturating_DRAM_bandwidth) reached over 92 % on Wormhole with tuned readers (many transactions "
+     "in flight per bank); low 0.7, ttnn's interleaved readers with a few pages in flight each and banks hit unevenly; "
+     "high 0.95, a GDDR6 channel's refresh and turnaround", domain=(0.01, 1.0), evidence="tt-metal 06bd3735")
+_add("tensix_dram_latency_cycles", 600, 300, 1000, "cycles", "chip.dram_latency_cycles", TENSIX,
+     "a DRAM read's round trip from a Tensix core: ~9-cycle router hops each way across a 10 x 12 (Wormhole) or "
+     "17 x 12 (Blackhole) torus (tt-isa-documentation, NoC Performance), the DRAM tile's controller and the GDDR6 "
+     "access itself; no source states the sum: 600; low 300, a near bank; high 1,000, a far bank under load",
+     domain=(0, 1e5), evidence="tt-isa-documentation 1354710")
+_add("tensix_sfpu_instructions_per_element", 4, 2, 10, "instructions", "chip.sfpu_instructions_per_element",
+     TENSIX, "a simple unary on the vector unit (a compare with a select, a multiply-add chain): SFPLOAD, one to "
+     "three arithmetic instructions, SFPSTORE per 32 lanes; low 2 (load and store with one fused instruction), "
+     "high 10 (a surrogate gradient with a reciprocal approximation)", domain=(1, 1000),
+     evidence="tt-isa-documentation 1354710")
+_add("tensix_dispatch_s", 25e-6, 10e-6, 60e-6, "s", "host.tensix_dispatch_s", TENSIX,
+     "ttnn's host work per op called eagerly from Python (argument checks, program-cache lookup, runtime "
+     "arguments, the fast-dispatch commands written to the device's command queue over PCIe); no source isolates "
+     "it from an op's device time: 25 us; low 10 us (a cached program, C++ caller), high 60 us (Python, a program "
+     "built or re-validated on the call)", domain=(0, 1e-2), evidence="tt-metal 06bd3735")
+_add("tensix_trace_dispatch_s", 3e-6, 1e-6, 8e-6, "s", "host.tensix_trace_dispatch_s", TENSIX,
+     "per op replayed from a captured trace (tech_reports/AdvancedPerformanceOptimizationsForModels: the commands "
+     "are recorded into DRAM and replayed, the host out of the loop): the dispatch cores' launch of the recorded "
+     "program on every core and their completion handshake; 3 us; low 1 us, high 8 us (a program whose kernel "
+     "binaries and runtime arguments are re-sent each op)", domain=(0, 1e-2), evidence="tt-metal 06bd3735")
+_add("tensix_busy_power_fraction", 0.7, 0.4, 1.0, "x board power", "chip.busy_power_fraction", TENSIX,
+     "the board's draw while a training step runs, as a share of its total board power (n150 160 W, p150 300 W: "
+     "Tenstorrent's specifications): no published figure of the draw under a given load; 0.7, the GDDR6, the "
+     "fans and the grid partly busy; low 0.4, a host-bound step whose cores mostly wait; high 1.0, the TBP, "
+     "the board's limit", domain=(0.01, 1.0), evidence="Tenstorrent n150s and p150a specifications")

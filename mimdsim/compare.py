@@ -20,6 +20,7 @@ from .workloads.snn.simulate import simulate
 from .workloads.snn.baselines.systolic import systolic_estimate
 
 __all__ = ["compare", "Comparison"]
+IPU_BESIDE_TENSIX = "ipu-mk2"  # compare --chip <Tensix preset> adds this IPU's column (key "IPU")
 
 
 def default_strategies(net) -> tuple:
@@ -84,6 +85,10 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
     measured = [ly["spikes"] / (ly["neurons"] * rep.timesteps * rep.batch_size) for ly in rep.layers]
     opt = optimizer.kind if optimizer is not None else "adam"
     others, refused = {}, {}
+    if run.program is None:  # a Tensix chip's step (dataflow family): the IPU's beside it, at the same rates
+        others["IPU"] = simulate(net, IPU_BESIDE_TENSIX, timesteps=rep.timesteps, batch_size=rep.batch_size,
+                                             activity=measured[1:], input_activity=measured[0], optimizer=optimizer,
+                                             band=band).report
     spec = gpu_spec_with(gpu if isinstance(gpu, GpuSpec) else gpu_spec(gpu), assume)
     # passed where the columns are costed: eager's host work (the GPU's own fields are set on its spec) and
     # the energy constants; a band's corner adds its framework values (``moved``)

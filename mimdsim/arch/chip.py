@@ -135,7 +135,7 @@ class SystemSpec:
     chips: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.chip, ChipSpec):
+        if not isinstance(self.chip, ChipSpec) and find_family(self.chip) is None:  # or a registered family's spec
             raise ConfigError(f"system chip must be a ChipSpec, got {type(self.chip).__name__}")
         check_int("chips", self.chips, low=1,
                   fix=("pass e.g. ", Param("chips", 2, python=f"system({self.chip.name!r}, chips=2)")))
@@ -205,6 +205,6 @@ def system(name: str | ChipSpec = "ipu-mk2", chips: int = 1, **overrides) -> Sys
 def as_system(spec: ChipSpec | SystemSpec | str) -> SystemSpec:
     if isinstance(spec, SystemSpec):
         return spec
-    if isinstance(spec, (str, ChipSpec)):
+    if isinstance(spec, (str, ChipSpec)) or find_family(spec) is not None:
         return SystemSpec(chip=chip(spec))
     raise ConfigError(f"expected a chip name, ChipSpec or SystemSpec, got {type(spec).__name__}")

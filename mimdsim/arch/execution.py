@@ -16,6 +16,7 @@ from ..checks import did_you_mean
 from .presets import Family
 
 BULK_SYNCHRONOUS = "bulk-synchronous"  # Valiant's BSP as the IPU runs it: compute, exchange, sync
+DATAFLOW = "dataflow"  # cores stream through circular buffers while they compute (Tenstorrent Tensix, arch/tensix.py)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from .. import arch
+from ..arch.execution import find_family
+from ..arch.tensix import TENSIX
 from ..config import FILE_KEYS, check_value
 from ..errors import ConfigError
 from .flags import values_from_args
@@ -24,6 +26,13 @@ def cmd_chips(args) -> int:
               f"{c.sync_cycles:>7}{c.link_bytes_per_second / 1e9:>7.0f} GB/s  {arch.chip_description(name)}")
     print("\nOverride any field: mimdsim simulate --chip ipu-mk2 --set sram_per_tile=1248000; "
           "sources in docs/cost-model.md")
+    print(f"\nTenstorrent Tensix chips (dataflow; ttnn's ops, docs/tensix.md)\n{'preset':<16}{'grid':>7}{'cores':>7}"
+          f"{'L1/core':>11}{'clock':>10}{'LoFi peak':>12}{'DRAM':>10}{'board':>8}  description")
+    for name in TENSIX.specs.presets:
+        c = arch.chip(name)
+        print(f"{name:<16}{f'{c.grid_x}x{c.grid_y}':>7}{c.tensix_cores:>7}{c.l1_bytes / 1024:>7.0f} KiB"
+              f"{c.clock_hz / 1e9:>7.2f} GHz{c.peak_flops('lofi') / 1e12:>7.0f} TFLOP{c.dram_bytes_per_second / 1e9:>6.0f} GB/s"
+              f"{c.board_power_w:>6.0f} W  {TENSIX.specs.description(name)}")
     return 0
 
 
@@ -104,8 +113,12 @@ def cmd_op(args) -> int:
     shape = {k: v for k, v in shape.items() if v is not None}
     if args.update:
         shape["update"] = True
-    check_op_fits(args.kind, args.chip, shape)
-    if args.kind == "elementwise" and "pattern" in shape:
+    tensix = find_family(args.chip) is TENSIX  # a Tensix chip: ttnn's op on the dataflow family (mimdsim.tensix)
+    if tensix:
+        from ..tensix import tensix_op as op
+    else:
+        check_op_fits(args.kind, args.chip, shape)
+    if args.kind == "elementwise" and "pattern" in shape and not tensix:
         try:
             shape["pattern"] = int(shape["pattern"])
         except ValueError:

@@ -11,9 +11,10 @@ from ..errors import UNSET, Message, MimdsimError, Param
 OP_FLAGS = (  # flag, type, help: the shape arguments of mimdsim.op (KIND decides which apply)
     ("--m", int, "matmul: rows of the left operand [m,k]"), ("--k", int, "matmul: inner dimension"),
     ("--n", int, "matmul: columns of the right operand [k,n]"),
-    ("--precision", str, "matmul: fp32 or fp16 (default fp16)"),
+    ("--precision", str, "matmul: fp32 or fp16 (default fp16); a Tensix chip: bf16 (default), bfp8_b or bfp4_b"),
+    ("--fidelity", str, "a Tensix chip's matmul or multiply: lofi, hifi2 (default), hifi3 or hifi4"),
     ("--elements", int, "elementwise, copy, dynamic-slice: the tensor's elements (spread over --tiles)"),
-    ("--operand", str, "elementwise: scalar (default) or vector"), ("--pattern", str,
+    ("--operand", str, "elementwise: scalar (default) or vector; a Tensix chip: add (default), mul or unary"), ("--pattern", str,
      "elementwise --operand vector: the vector's length; exchange: point-to-point (default), broadcast, all-to-all"),
     ("--regions", int, "contiguous regions per tile (default 1)"), ("--dtype", str, "float (default) or half"),
     ("--slices", int, "dynamic-slice: slices taken (default 1)"), ("--outputs", int, "reduce: output elements"),

@@ -2,7 +2,7 @@
 registry and the fabric model (``run.py``), every charge handed to one recorder (``recorder.py``).
 Knows no network, neuron or workload.
 
-Imported by: energy (its band), gpu (the band of its microbenchmark checks), poplibs, workloads, compare;
+Imported by: energy (its band), gpu (the band of its microbenchmark checks), poplibs, tensix, workloads, compare;
 never by the codelets, the specs or the model.
 """
 from .run import WorkSource, memory_summary, run_program

@@ -158,6 +158,11 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     fastest that fits, scored rate-driven at half each list's capacity); a number pins either.
     ``report.placement["search"]`` lists the chosen placement and the next two candidates.
     """
+    if _dataflow(chip):  # a Tensix chip: ttnn's op stream, priced op by op (workloads/snn/tensix)
+        return _dataflow_run(net, chip, inputs=inputs, timesteps=timesteps, batch_size=batch_size, activity=activity,
+                             input_activity=input_activity, optimizer=optimizer, precision=precision, training=training,
+                             assume=assume, band=band, neurons_per_tile=neurons_per_tile, chips_used=chips_used,
+                             schedule=schedule)
     if activity_source is not None and (inputs is not None or not isinstance(activity_source, str)):
         raise ConfigError(Param("activity_source", python="activity_source="), " says where a rate-driven run's "
                           "rates were measured (a sentence); an execution-driven run (inputs=) measures its own: drop it")
@@ -180,6 +185,40 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
                grads=source.grads if grads else None, param_grads=source.param_grads if grads else None,
                counts=source.counts if call.execution else None, lists=source.ids if call.execution else None,
                _source=source)
+
+
+def _dataflow(chip) -> bool:
+    """Whether ``chip`` (a name, spec or system) is of a dataflow family (its step priced op by op)."""
+    from ...arch.chip import SystemSpec
+    from ...arch.execution import DATAFLOW, find_family
+
+    family = find_family(chip.chip if isinstance(chip, SystemSpec) else chip)
+    return family is not None and family.execution == DATAFLOW
+
+
+def _dataflow_run(net: Network, chip, *, inputs, training, neurons_per_tile, chips_used, schedule, **kw) -> Run:
+    """The step on a Tensix chip (:mod:`.tensix`): rate-driven, a training step, on one chip."""
+    from ...arch.chip import SystemSpec
+    from .tensix import tensix_simulate
+    from .tensix.step import refuse_ipu_settings
+
+    if inputs is not None:
+        raise ConfigError(Param("inputs", python="inputs="), ": ttnn's dense step on a Tensix chip costs the same "
+                          "whatever the spikes; run it rate-driven (", Param("timesteps"), ", ", Param("batch_size"),
+                          ", ", Param("activity"), ")")
+    if training is not True:
+        raise ConfigError(Param("training", False, key="run.inference", setting_value=True), ": a Tensix chip "
+                          "prices the training step only; drop it")
+    refuse_ipu_settings(neurons_per_tile=neurons_per_tile, chips_used=chips_used, schedule=schedule)
+    if isinstance(chip, SystemSpec):
+        if chip.chips != 1:
+            raise ConfigError(Param("chips", chip.chips), ": one Tensix chip only (no multi-chip model yet); drop it")
+        chip = chip.chip
+    if kw["timesteps"] is None or kw["batch_size"] is None or kw["activity"] is None:
+        raise ConfigError("a Tensix chip's step is rate-driven: give ", Param("timesteps"), ", ", Param("batch_size"),
+                          " and ", Param("activity"))
+    report = tensix_simulate(net, chip, **kw)
+    return Run(report=report, program=None, stats=None)
 
 
 @dataclass
