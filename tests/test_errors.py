@@ -11,6 +11,51 @@ from mimdsim.cli import main
 from mimdsim.workloads.registry import REGISTERED
 
 
+class _Tee:
+    """A stream that writes to ``stream`` and keeps a copy."""
+
+    def __init__(self, stream):
+        self.stream, self.kept = stream, []
+
+    def write(self, text):
+        self.kept.append(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def isatty(self):
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _every_command_line_without_a_traceback(monkeypatch):
+    """Every command line this file runs (``main(argv)``, each case of every test) is checked here too: its
+    stderr holds no traceback and its exit status is one the docs name (0, 1, 2, 130), with MIMDSIM_DEBUG unset."""
+    import contextlib
+    import sys
+
+    from mimdsim.cli import main as cli_main
+
+    monkeypatch.delenv("MIMDSIM_DEBUG", raising=False)
+
+    def main_without_traceback(argv=None):
+        tee = _Tee(sys.stderr)
+        with contextlib.redirect_stderr(tee):
+            rc = cli_main(argv)
+        err = "".join(tee.kept)
+        if not os.environ.get("MIMDSIM_DEBUG"):  # a test that asks for the traceback gets it
+            assert "Traceback" not in err and 'File "' not in err, (argv, err)
+        assert rc in (0, 1, 2, 130), (argv, rc, err)
+        return rc
+
+    monkeypatch.setattr(sys.modules[__name__], "main", main_without_traceback)
+
+
+def test_the_command_lines_here_are_checked_for_tracebacks():
+    assert main.__name__ == "main_without_traceback"
+
+
 def _xy(T=5, B=3, n=20, n_out=4):
     rng = np.random.default_rng(0)
     return (rng.random((T, B, n)) < 0.2).astype(np.uint8), rng.integers(0, n_out, B)
@@ -1019,3 +1064,22 @@ def test_a_gpu_trace_says_what_it_is_doing():
     assert tr.batch_size == 48 and len(tr) > 0
     assert [h.split(": ", 1)[1] for h in heard] == [
         "starting", "running the file", "running step() once untraced, then once traced"]
+
+
+# `run FILE --set assume.NAME=VALUE` pins a named assumption as the file's [assume] table does (run has no
+# --assume flag); a bad name or value is refused in --set's terms.
+def test_run_set_pins_a_named_assumption(tmp_path, capsys):
+    import json
+
+    exp = tmp_path / "e.toml"
+    exp.write_text('[model]\nlayers = [40, 20, 10]\ntimesteps = 3\nbatch = 2\n[assume]\n"ipu-mk2.max_w" = 280\n')
+    out = tmp_path / "r.json"
+    assert main(["run", str(exp), "--set", "assume.ipu-mk2.idle_w=50", "--json", str(out), "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    assert report["energy"]["power_limits_w"] == {"idle": 50.0, "max": 280.0}
+    assert "ipu-mk2.idle_w" not in {d["name"] for d in report["energy"]["band"]["drivers"]}
+    for pin, match in [("assume.no_such_thing=3", r"argument --set: assume.no_such_thing: no assumption of that name"),
+                       ("assume.surrogate_arithmetic_instructions=1e9",
+                        r"argument --set: assume.surrogate_arithmetic_instructions=1e9: outside 4-100000")]:
+        line = _one_line_error(["run", str(exp), "--set", pin, "--quiet"], capsys)
+        assert re.search(match, line), line

@@ -166,7 +166,7 @@ def trace_file(path: str, *, batch_size: int = 0, timesteps: int = 0, timeout: f
     child.start()
     send.close()
     stage, told = "starting", t0
-    say(f"tracing {path} in a child process (stopped after {timeout:g} s, --gpu-trace-timeout): starting")
+    say(f"tracing {path} in a child process (stopped {timeout:g} s after the file starts): starting")
     try:
         while True:
             left = timeout - (time.monotonic() - t0)
