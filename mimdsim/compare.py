@@ -14,7 +14,7 @@ from .engine.band import gpu_band, gpu_spec_with, systolic_band, systolic_spec_w
 from .gpu.framework import host_spec
 from .errors import ConfigError, Message, OutOfDeviceMemory, Param, UnsupportedModel
 from .report.comparison import Comparison
-from .checks import check_choice
+from .checks import check_choice, check_number
 from .workloads.snn.baselines.gpu_kernels import STRATEGIES, estimate
 from .workloads.snn.simulate import simulate
 from .workloads.snn.baselines.systolic import systolic_estimate
@@ -35,7 +35,8 @@ def default_strategies(net) -> tuple:
 def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=None,
             inputs=None, labels=None, timesteps=None, batch_size=None, activity=None,
             candidate_activity=None, input_activity=None, optimizer=None, systolic=None, chip_precision=None,
-            assume=None, band=True, gpu_trace=None, gpu_trace_mode="eager", host=None, **simulate_kw) -> Comparison:
+            assume=None, band=True, gpu_trace=None, gpu_trace_mode="eager", gpu_trace_timeout=600.0, host=None,
+            **simulate_kw) -> Comparison:
     """Simulate ``net`` on ``chip`` and estimate it on ``gpu`` under each strategy.
 
     Arguments as for :func:`mimdsim.simulate` plus ``gpu`` (a name or GpuSpec), ``strategies`` (None:
@@ -48,7 +49,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
     or ``make_step()``, or a :class:`~mimdsim.gpu.torch_trace.Trace`) adds column ``"trace"``: that
     PyTorch training step traced and costed on ``gpu`` (:mod:`mimdsim.gpu.trace_file`), as PyTorch eager runs it
     or, ``gpu_trace_mode="reduce-overhead"``, as ``torch.compile(mode="reduce-overhead")`` does
-    (:mod:`mimdsim.gpu.trace_compile`). ``host`` (a host preset or HostSpec, ``mimdsim.arch.host``; None: the
+    (:mod:`mimdsim.gpu.trace_compile`); the file runs in a child process stopped after ``gpu_trace_timeout``
+    seconds. ``host`` (a host preset or HostSpec, ``mimdsim.arch.host``; None: the
     GPU preset's default host) is the CPU that drives the GPU: every GPU column's framework host times are
     times on it, and its speed moves in their bands.
     """
@@ -60,6 +62,13 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
         raise ConfigError(mode, " says how the ", trace, " step runs, and no ",
                           Param("gpu_trace", key="gpu.trace", shown="FILE.py"), " is given: add one, or drop ",
                           Param("gpu_trace_mode", key="gpu.trace_mode", action="drop"), param=mode)
+    check_number("gpu_trace_timeout", gpu_trace_timeout, low=0.0, open_low=True, unit="seconds",
+                 key="gpu.trace_timeout", fix="the seconds the traced step may take")
+    if gpu_trace is None and gpu_trace_timeout != 600.0:  # a limit on a file that is not given would be read by nothing
+        limit = Param("gpu_trace_timeout", gpu_trace_timeout, key="gpu.trace_timeout")
+        raise ConfigError(limit, " limits the time of the ", Param("gpu_trace", key="gpu.trace"), " step, and no ",
+                          Param("gpu_trace", key="gpu.trace", shown="FILE.py"), " is given: add one, or drop ",
+                          Param("gpu_trace_timeout", key="gpu.trace_timeout", action="drop"), param=limit)
     if simulate_kw.get("training", True) is not True:
         inference = Param("training", False, key="run.inference", setting_value=True)
         raise ConfigError("compare times training steps (the GPU and systolic models have no inference "
@@ -113,8 +122,10 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
         from .gpu.trace_cost import costed_trace
         from .gpu.trace_file import trace_file
 
-        tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(gpu_trace, batch_size=rep.batch_size,
-                                                                        timesteps=rep.timesteps)
+        progress = simulate_kw.get("progress")
+        tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(
+            gpu_trace, batch_size=rep.batch_size, timesteps=rep.timesteps, timeout=gpu_trace_timeout,
+            note=getattr(progress, "note", None))
         from .gpu.framework import framework
 
         def traced(g, moved=A.NOTHING):

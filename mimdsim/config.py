@@ -78,6 +78,9 @@ CORE: tuple[Setting, ...] = (
             "how the --gpu-trace step runs: eager (each op a kernel, dispatched from Python) or reduce-overhead "
             "(as torch.compile(mode='reduce-overhead'): element-wise runs fused, one CUDA graph launch per graph; "
             "docs/gpu-model.md)", choices=("eager", "reduce-overhead"), commands=("compare",)),
+    Setting("gpu.trace_timeout", "--gpu-trace-timeout", "float", 600.0,
+            "seconds the --gpu-trace file may take to run and trace its step (in a child process); a step "
+            "still running then is stopped", commands=("compare",), metavar="SECONDS"),
     Setting("gpu.systolic", "--systolic", "str", None,
             "also estimate a systolic array preset (tpu-v1, scalesim-google, scalesim-32x32)", commands=("compare",)),
     Setting("output.json", "--json", "str", None, "write the full report as JSON", metavar="FILE"),

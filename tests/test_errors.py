@@ -11,6 +11,51 @@ from mimdsim.cli import main
 from mimdsim.workloads.registry import REGISTERED
 
 
+class _Tee:
+    """A stream that writes to ``stream`` and keeps a copy."""
+
+    def __init__(self, stream):
+        self.stream, self.kept = stream, []
+
+    def write(self, text):
+        self.kept.append(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def isatty(self):
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _every_command_line_without_a_traceback(monkeypatch):
+    """Every command line this file runs (``main(argv)``, each case of every test) is checked here too: its
+    stderr holds no traceback and its exit status is one the docs name (0, 1, 2, 130), with MIMDSIM_DEBUG unset."""
+    import contextlib
+    import sys
+
+    from mimdsim.cli import main as cli_main
+
+    monkeypatch.delenv("MIMDSIM_DEBUG", raising=False)
+
+    def main_without_traceback(argv=None):
+        tee = _Tee(sys.stderr)
+        with contextlib.redirect_stderr(tee):
+            rc = cli_main(argv)
+        err = "".join(tee.kept)
+        if not os.environ.get("MIMDSIM_DEBUG"):  # a test that asks for the traceback gets it
+            assert "Traceback" not in err and 'File "' not in err, (argv, err)
+        assert rc in (0, 1, 2, 130), (argv, rc, err)
+        return rc
+
+    monkeypatch.setattr(sys.modules[__name__], "main", main_without_traceback)
+
+
+def test_the_command_lines_here_are_checked_for_tracebacks():
+    assert main.__name__ == "main_without_traceback"
+
+
 def _xy(T=5, B=3, n=20, n_out=4):
     rng = np.random.default_rng(0)
     return (rng.random((T, B, n)) < 0.2).astype(np.uint8), rng.integers(0, n_out, B)
@@ -959,3 +1004,82 @@ def test_op_shapes_beyond_the_chip_are_refused_from_the_shape(argv, match, capsy
     tracemalloc.stop()
     assert re.search(match, line), line
     assert peak < 200 * 2**20 and time.perf_counter() - t0 < 10
+
+
+# A --gpu-trace file runs in a child process with a time limit: its exceptions are one line with the user's
+# file and line, a file that ends its process is named as such, a step that never returns is stopped (it hung
+# silently), and the sizes it declares are checked like flags.
+TRACE_FILES = {
+    "raises.py": ("import torch\n\ndef step():\n    x = torch.ones(3)\n    return x / undefined_name\n",
+                  r"--gpu-trace '?.*raises.py'?, line 5: tracing step\(\) raised NameError: name 'undefined_name' is "
+                  r"not defined"),
+    "top.py": ("x = 1\ny = [x][3]\n\ndef step():\n    pass\n",
+               r"--gpu-trace '?.*top.py'?, line 2: running the file raised IndexError: list index out of range"),
+    "exits.py": ("import sys\nsys.exit(3)\n", r"exits.py'?, line 2: the file called sys.exit\(3\) while running the "
+                                              r"file; a step file must not end its process"),
+    "osexit.py": ("import os\n\ndef step():\n    os._exit(4)\n",
+                  r"osexit.py'?: the process running the file ended with exit status 4 while running step\(\) once "
+                  r"untraced, then once traced, before its step was traced; a step file must not end its process"),
+    "hangs.py": ("import time\n\ndef step():\n    while True:\n        time.sleep(0.1)\n",
+                 r"hangs.py'?: the traced step did not finish in 3 s \(it was running step\(\) once untraced, then "
+                 r"once traced\) and was stopped; .* or allow it more time with --gpu-trace-timeout 6"),
+    "sizes.py": ("BATCH_SIZE = 10**12\n\ndef step():\n    pass\n",
+                 r"sizes.py'? sets BATCH_SIZE = 1000000000000: the samples of a step must be a whole number between 1 "
+                 r"and 2,147,483,647"),
+}
+
+
+@pytest.mark.parametrize("name", list(TRACE_FILES))
+def test_a_gpu_trace_file_that_fails_exits_or_hangs_is_one_line(name, tmp_path, capsys):
+    pytest.importorskip("torch")
+    text, match = TRACE_FILES[name]
+    (tmp_path / name).write_text(text)
+    t0 = time.perf_counter()
+    line = _one_line_error(["compare", "--layers", "20,10,4", "--timesteps", "3", "--batch", "2", "--strategy",
+                            "fused", "--quiet", "--gpu-trace", str(tmp_path / name), "--gpu-trace-timeout",
+                            "3" if name == "hangs.py" else "120"], capsys)  # a file's torch import takes seconds
+    assert re.search(match, line), line
+    assert time.perf_counter() - t0 < 90
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--gpu-trace-timeout", "5"], r"--gpu-trace-timeout 5.0 limits the time of the --gpu-trace step, and no "
+                                   r"--gpu-trace FILE.py is given: add one, or drop --gpu-trace-timeout"),
+    (["--gpu-trace", "examples/custom_lif_step.py", "--gpu-trace-timeout", "0"],
+     r"--gpu-trace-timeout 0(\.0)? must be a positive finite number of seconds"),
+])
+def test_the_gpu_trace_timeout_is_checked(argv, match, capsys):
+    line = _one_line_error(["compare", "--layers", "20,10,4", "--timesteps", "3", "--batch", "2", "--quiet", *argv],
+                           capsys)
+    assert re.search(match, line), line
+
+
+def test_a_gpu_trace_says_what_it_is_doing():
+    """The child's stages reach note(): a long trace is never silent."""
+    pytest.importorskip("torch")
+    from mimdsim.gpu.trace_file import trace_file
+
+    heard = []
+    tr = trace_file("examples/custom_lif_step.py", note=heard.append)
+    assert tr.batch_size == 48 and len(tr) > 0
+    assert [h.split(": ", 1)[1] for h in heard] == [
+        "starting", "running the file", "running step() once untraced, then once traced"]
+
+
+# `run FILE --set assume.NAME=VALUE` pins a named assumption as the file's [assume] table does (run has no
+# --assume flag); a bad name or value is refused in --set's terms.
+def test_run_set_pins_a_named_assumption(tmp_path, capsys):
+    import json
+
+    exp = tmp_path / "e.toml"
+    exp.write_text('[model]\nlayers = [40, 20, 10]\ntimesteps = 3\nbatch = 2\n[assume]\n"ipu-mk2.max_w" = 280\n')
+    out = tmp_path / "r.json"
+    assert main(["run", str(exp), "--set", "assume.ipu-mk2.idle_w=50", "--json", str(out), "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    assert report["energy"]["power_limits_w"] == {"idle": 50.0, "max": 280.0}
+    assert "ipu-mk2.idle_w" not in {d["name"] for d in report["energy"]["band"]["drivers"]}
+    for pin, match in [("assume.no_such_thing=3", r"argument --set: assume.no_such_thing: no assumption of that name"),
+                       ("assume.surrogate_arithmetic_instructions=1e9",
+                        r"argument --set: assume.surrogate_arithmetic_instructions=1e9: outside 4-100000")]:
+        line = _one_line_error(["run", str(exp), "--set", pin, "--quiet"], capsys)
+        assert re.search(match, line), line

@@ -65,6 +65,8 @@ def cmd_run(args) -> int:
     for key, value in table_of_pairs("--set", args.run_set or []).items():  # each key once
         if key.startswith("chip.set."):
             values["chip.set"] = {**(values["chip.set"] or {}), key.split(".", 2)[2]: value}
+        elif key.startswith("assume."):  # beside (and over) the file's [assume] table
+            values["assume"] = {**(values.get("assume") or {}), key.removeprefix("assume."): value}
         else:
             values[key] = check_value(FILE_KEYS[key], value, where="--set: ")
     if any(k.startswith("gpu.") for k in given) or any(k.startswith("gpu.") for k, _ in args.run_set or []):

@@ -52,6 +52,7 @@ def execute(values: dict, command: str, *, out=print):
             result = compare(net, sys_spec, values["gpu.preset"], strategies=values["gpu.strategies"],
                              precision=values["gpu.precision"], systolic=values["gpu.systolic"],
                              gpu_trace=values.get("gpu.trace"), gpu_trace_mode=values.get("gpu.trace_mode", "eager"),
+                             gpu_trace_timeout=values.get("gpu.trace_timeout", 600.0),
                              host=values.get("gpu.host"),
                              chip_precision=chip_precision, timeline=timeline, progress=progress, **kw)
             run, gpu_reports = result.run, [*result.gpu.values(), *([result.systolic] if result.systolic else [])]

@@ -35,7 +35,8 @@ def _op_int(text):
 
 
 def _run_set(text):
-    """``run --set KEY=VALUE``: an experiment key (TOML value) or a chip field (number)."""
+    """``run --set KEY=VALUE``: an experiment key (TOML value), ``assume.NAME`` (a named assumption) or a chip
+    field (number)."""
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"--set takes KEY=VALUE, e.g. model.batch=32 or sram_per_tile=1248000; "
                                          f"got {text!r}")
@@ -46,6 +47,13 @@ def _run_set(text):
         except tomllib.TOMLDecodeError:
             parsed = value  # a bare word is a string: --set chip.preset=bow
         return key, parsed
+    if key.startswith("assume."):  # a named assumption, as the file's [assume] table and --assume give it
+        from .flags import _assume_value
+        try:
+            name, checked = _assume_value(f"{key.removeprefix('assume.')}={value}")
+        except argparse.ArgumentTypeError as e:  # in this flag's terms
+            raise argparse.ArgumentTypeError(str(e).replace("--assume ", "assume.", 1)) from None
+        return f"assume.{name}", checked
     if key.startswith("chip.set."):
         key = key.split(".", 2)[2]
     if "." in key:

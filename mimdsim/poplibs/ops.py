@@ -213,11 +213,15 @@ def _host(shape: dict, sys) -> list[Superstep]:
     return [Superstep("host", "io", (), tuple(streams))]
 
 
-def _matmul(shape: dict, sys):
+def _matmul(shape: dict, sys, split=None):
     prec = check_choice("precision", shape["precision"], ("fp32", "fp16"), fix="use fp32 or fp16")
     m, k, n = (check_int(d, shape[d], low=1, fix=f"the matmul's {d.upper()} dimension") for d in ("m", "k", "n"))
     chip = sys.chip
-    plan = plan_matmul("op", m, k, n, chip, prec, tiles=chip.tiles)
+    if split is None:
+        plan = plan_matmul("op", m, k, n, chip, prec, tiles=chip.tiles)
+    else:  # a split poplin's estimate did not choose: (pM, pK, pN, sK, sN) of the conv, and its operand order
+        *force, swapped = split
+        plan = plan_matmul("op", m, k, n, chip, prec, tiles=chip.tiles, force=tuple(force), swap=bool(swapped))
     e = BYTES[prec]
     live = -(-((m * k + k * n + m * n) * e) // chip.tiles)  # the operands and the result, spread over the tiles
     if live + plan.temp_bytes > chip.sram_per_tile:
@@ -245,10 +249,14 @@ def _matmul(shape: dict, sys):
     return steps, described
 
 
-def op(kind: str, chip="ipu-mk2", **shape) -> OpReport:
+def op(kind: str, chip="ipu-mk2", *, split=None, **shape) -> OpReport:
     """Cost one operation on ``chip`` (a preset name, ChipSpec or SystemSpec): e.g.
-    ``op("matmul", "bow", m=4096, k=4096, n=4096, precision="fp16").seconds``."""
+    ``op("matmul", "bow", m=4096, k=4096, n=4096, precision="fp16").seconds``. ``split`` (a matmul only):
+    ``(pM, pK, pN, sK, sN, swapped)``, as a report's plan gives it (``split + serial + [swapped]``), costs that
+    plan instead of the one poplin's estimate picks (what a plan it passed over would cost when run)."""
     check_choice("kind", kind, KINDS)
+    if split is not None and kind != "matmul":
+        raise ConfigError("split= chooses a matmul's plan; drop it for op ", Param("kind", kind))
     shape = _shape(kind, shape)
     if kind == "sync":
         chips = check_int("chips", shape["chips"], low=1, fix="chips joined by the barrier")
@@ -260,7 +268,7 @@ def op(kind: str, chip="ipu-mk2", **shape) -> OpReport:
         sys = as_system(chip)
     plan = None
     if kind == "matmul":
-        steps, plan = _matmul(shape, sys)
+        steps, plan = _matmul(shape, sys, split)
     elif kind in ("elementwise", "copy", "dynamic-slice", "reduce"):
         steps = _compute(kind, shape, sys)
     elif kind == "exchange":

@@ -152,6 +152,8 @@ class Comparison(JsonOutput):
         lines += [Message(f"  {s}: refused: ", why) for s, why in self.refused.items()]
         lines += matmul_plan_lines(self.mimd.placement)
         if snn:
+            # the chips asked for and used, in the MIMD run's own sentence (simulate prints it among its notes)
+            lines += [Message("  note: MIMD: ", n) for n in self.mimd.notes if " chips asked for, " in str(n)]
             fp32 = [k for k, r in self.gpu.items() if r.placement["precision"] == "fp32"]
             if fp32:  # name the columns: another may run tf32 already (compiled on Ampere+)
                 lines.append(tf32_note(", ".join(fp32)))

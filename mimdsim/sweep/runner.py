@@ -171,20 +171,36 @@ def results_dataframe(path):
     return pd.DataFrame(rows)
 
 
+class ResultsWriteError(OSError):
+    """The results file refused a record (disk full, a file-size limit): ``record_bytes`` the line's size.
+    :func:`run_sweep` turns it into one line with the space needed and the command that resumes."""
+
+    def __init__(self, path, error: OSError, record_bytes: int):
+        super().__init__(error.errno, error.strerror or str(error), path)
+        self.record_bytes = record_bytes
+
+
 def _append(path, rec):
     # a line cut off by an interrupted write must not swallow the next record
     torn = False
-    if os.path.exists(path) and os.path.getsize(path):
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    if size:
         with open(path, "rb") as f:
             f.seek(-1, os.SEEK_END)
             torn = f.read(1) != b"\n"
-    with open(path, "a") as f:
-        f.write(("\n" if torn else "") + json.dumps(rec, default=float) + "\n")
-        f.flush()  # in the OS from here: a worker or sweep process that dies loses nothing
-        now = time.monotonic()
-        if now - _SYNCED.get(path, -SYNC_SECONDS) >= SYNC_SECONDS:  # on disk at most SYNC_SECONDS later
-            os.fsync(f.fileno())
-            _SYNCED[path] = now
+    line = ("\n" if torn else "") + json.dumps(rec, default=float) + "\n"
+    try:
+        with open(path, "a") as f:
+            f.write(line)
+            f.flush()  # in the OS from here: a worker or sweep process that dies loses nothing
+            now = time.monotonic()
+            if now - _SYNCED.get(path, -SYNC_SECONDS) >= SYNC_SECONDS:  # on disk at most SYNC_SECONDS later
+                os.fsync(f.fileno())
+                _SYNCED[path] = now
+    except OSError as e:
+        with contextlib.suppress(OSError):  # the part of the line that went in: away, so no damaged line stays
+            os.truncate(path, size)
+        raise ResultsWriteError(path, e, len(line.encode())) from e
 
 
 SYNC_SECONDS = 1.0  # fsync the results file at most this often (each fsync costs ~5-10 ms) and at the end
@@ -272,6 +288,34 @@ def run_dask(sweep: Sweep, client, *, progress=None, note=None) -> int:
     return len(todo)
 
 
+def _write_errors_resumable(run):
+    """A record the results file refuses (disk full, a file-size limit) ends the sweep in one line: the
+    file, the space the points left need and the command that resumes (every record written is kept)."""
+    @functools.wraps(run)
+    def wrapped(sweep: Sweep, **kw):
+        try:
+            return run(sweep, **kw)
+        except ResultsWriteError as e:
+            raise _write_refused(sweep, e) from None
+    return wrapped
+
+
+def _write_refused(sweep: Sweep, error: ResultsWriteError):
+    from ..errors import ConfigError
+    import errno
+    left = len(pending(sweep))
+    kept = len(load_results(sweep.results))
+    need = left * error.record_bytes
+    space = f"{need / 1e6:,.1f} MB" if need >= 1e5 else f"{need:,} B"
+    fix = ("raise the file-size limit (ulimit -f) or choose a results file on another disk"
+           if error.errno == errno.EFBIG else "free that much disk space or choose a results file on another disk")
+    return ConfigError(f"the sweep's results file {sweep.results!r} refused a record ({error.strerror}): the {left} "
+                       f"point(s) left need about {space} more ({error.record_bytes:,} B a record); the {kept} "
+                       f"point(s) written are kept; {fix}, then run `mimdsim sweep {sweep.path}` again to compute "
+                       f"the rest")
+
+
+@_write_errors_resumable
 def run_sweep(sweep: Sweep, *, scheduler=None, workers=None, serial=False, progress=None, out=print) -> int:
     """Run a sweep on Dask (a LocalCluster sized to the machine, or ``scheduler``) or serially."""
     if serial:
