@@ -32,8 +32,10 @@ from ...report import Report
 from ...snn import Network
 from ...checks import check_choice, check_fractions, check_int, check_seed
 from .placement import search
+from .programs.compile import SCHEDULES, ProgramChoice, choose_program, other_programs
 from .step import PRECISIONS, check_step
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
+from .workload import DEFAULT_ACTIVITY
 from .sources import ExecutionSource, RateSource, SpikeStats
 
 
@@ -170,7 +172,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     program = choice.program
     source = _work_source(net, call, program)
     report = _run_and_band(call, program, source, timeline=timeline, progress=progress, band=band)
-    _add_layers_and_placement(report, choice, source)
+    _add_layers_and_placement(report, choice, source, call.choice.why,
+                              other_programs(call.structure, net.sizes, net.capacities, call.precision,
+                                             program.plan.schedule, net.overflow == "random"))
     _add_energy(call, report, program)
     _add_notes(net, call, report, choice, source, activity_source)
     if strict:
@@ -202,7 +206,7 @@ class _Call:
     seed: int
     precision: str
     structure: object  # the network's structure, theta2 left out (it shapes nothing in the program)
-    schedule: str | None
+    choice: ProgramChoice  # the program and why it runs
     static_input: bool
     neurons_per_tile: int | None
     chips_used: int | None
@@ -228,32 +232,6 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
                           Param("training", False, key="run.inference", setting_value=True), ": inference computes no "
                           "gradients to apply; drop the optimizer or run a training step")
     opt_kind = optimizer.kind if optimizer is not None else "adam"
-    execution = inputs is not None
-    x = y = None
-    if execution:
-        if activity is not None or timesteps is not None or batch_size is not None:
-            raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
-                              "(rate-driven), not both")
-        net.validate_weights()
-        x, y = _check_inputs(net, inputs, labels, analog=schedule == "poptorch")
-        if static_input and not (x == x[:1]).all():
-            raise ConfigError(Param("static_input", True), " streams one input per sample for every step, but "
-                              "inputs[t] differs from inputs[0]; give the same input at every step or ",
-                              Param("static_input", False))
-        T, B = x.shape[:2]
-    else:
-        if labels is not None:
-            raise ConfigError("labels given without inputs; pass inputs=[T, B, n_in] spikes too")
-        if activity is None or timesteps is None or batch_size is None:
-            raise ConfigError("rate-driven simulate needs timesteps=, batch_size= and activity= "
-                              "(or pass inputs= and labels= for an execution-driven run)")
-        T, B = timesteps, batch_size
-    check_step(T, B, opt_kind)
-    check_seed("seed", seed)
-    if neurons_per_tile is not None:
-        check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
-    if chips_used is not None:
-        check_int("chips_used", chips_used, low=1, fix=("the chips the layers use, at most ", Param("chips")))
     if precision is None:
         precision = "fp32"
     check_choice("precision", precision, tuple(PRECISIONS))
@@ -264,14 +242,46 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
     # numerics read it from net.specs, so it is left out of the compiled program's key
     st = net.structure
     st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
-    if net.overflow == "random":  # the published op keeps the lowest ids: a random subset is another program
-        if schedule == "published":
-            raise ConfigError(Param("schedule", "published"), " keeps the lowest ids of an overflowing list, as the "
-                              "op does; this network drops a random subset (", Param("overflow", "random"), "): use ",
-                              Param("schedule", "fused"), " or ", Param("overflow", "lowest-index"))
-        schedule = schedule or "fused"
+    if net.overflow == "random" and schedule == "published":  # the op keeps the lowest ids: a random subset is another program
+        raise ConfigError(Param("schedule", "published"), " keeps the lowest ids of an overflowing list, as the "
+                          "op does; this network drops a random subset (", Param("overflow", "random"), "): use ",
+                          Param("schedule", "fused"), " or ", Param("overflow", "lowest-index"))
+    if schedule is not None:
+        check_choice("schedule", schedule, SCHEDULES)
+    # the program: asked for, else what the model's own software builds, unless a setting forces another
+    choice = choose_program(st, net.sizes, net.capacities, precision=precision, schedule=schedule,
+                            random_overflow=net.overflow == "random")
+    execution = inputs is not None
+    x = y = None
+    if execution:
+        if activity is not None or timesteps is not None or batch_size is not None:
+            raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
+                              "(rate-driven), not both")
+        net.validate_weights()
+        x, y = _check_inputs(net, inputs, labels, analog=choice.schedule == "poptorch")
+        if static_input and not (x == x[:1]).all():
+            raise ConfigError(Param("static_input", True), " streams one input per sample for every step, but "
+                              "inputs[t] differs from inputs[0]; give the same input at every step or ",
+                              Param("static_input", False))
+        T, B = x.shape[:2]
+    else:
+        if labels is not None:
+            raise ConfigError("labels given without inputs; pass inputs=[T, B, n_in] spikes too")
+        if timesteps is None or batch_size is None:
+            raise ConfigError("rate-driven simulate needs timesteps= and batch_size= (activity= defaults to "
+                              f"{DEFAULT_ACTIVITY:g}, as on the command line), or pass inputs= and labels= for an "
+                              "execution-driven run")
+        if activity is None:  # the command line's default rate: half the default max activity
+            activity = DEFAULT_ACTIVITY
+        T, B = timesteps, batch_size
+    check_step(T, B, opt_kind)
+    check_seed("seed", seed)
+    if neurons_per_tile is not None:
+        check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
+    if chips_used is not None:
+        check_int("chips_used", chips_used, low=1, fix=("the chips the layers use, at most ", Param("chips")))
     return _Call(system, assume, training, optimizer, opt_kind, execution, x, y, activity, candidate_activity,
-                 input_activity, T, B, seed, precision, st, schedule, static_input, neurons_per_tile, chips_used,
+                 input_activity, T, B, seed, precision, st, choice, static_input, neurons_per_tile, chips_used,
                  reserve_tile0)
 
 
@@ -280,7 +290,8 @@ def _choose_program(net: Network, call: _Call):
     an assumption pinned that it never reads is refused."""
     choice = _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
                        call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
-                       call.precision, call.training, call.schedule, bool(call.static_input), call.chips_used,
+                       call.precision, call.training, _compiled_schedule(call.choice), bool(call.static_input),
+                       call.chips_used,
                        A.of_kind(call.assume, "codelet", "host"))
     program, assume = choice.program, call.assume
     unread = unread_by(program, assume)
@@ -292,6 +303,11 @@ def _choose_program(net: Network, call: _Call):
                           f"that reads it, so it would change nothing ({readers}); drop it, or run a schedule that uses "
                           f"it", remedies=[Param(n, key="assume." + n, action="drop") for n in unread])
     return choice
+
+
+def _compiled_schedule(choice: ProgramChoice) -> str | None:
+    """The schedule the compiler is given: the chosen one (None lets a dense=True network lower its own)."""
+    return None if choice.schedule == "dense" else choice.schedule
 
 
 def _work_source(net: Network, call: _Call, program: Program):
@@ -320,10 +336,13 @@ def _run_and_band(call: _Call, program: Program, source, *, timeline, progress, 
     return report
 
 
-def _add_layers_and_placement(report: Report, choice, source) -> None:
-    """Stage 5: the workload's report sections: per-layer spike statistics, the placement and its search."""
+def _add_layers_and_placement(report: Report, choice, source, why, others) -> None:
+    """Stage 5: the workload's report sections: per-layer spike statistics, the placement and its search,
+    the program that ran and why (``schedule_reason``), and the others the network could run."""
     program = choice.program
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
+    report.placement["schedule_reason"] = why
+    report.placement["other_programs"] = [{"schedule": name, "about": about} for name, about in others]
     if choice.searched:
         report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
 
@@ -356,10 +375,11 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source, activi
             f"activity); run with ", Param("inputs", key="run.execute", setting_value=True, python="inputs="),
             " for rates from the dynamics"))
     late = [l for l in range(1, L + 1) if net.delay * (l - 1) >= T]  # the pipelined delay: input from step l-1
-    if program.plan.schedule_reason:
-        report.notes.append(Message(f"{program.plan.schedule_reason}, so a gain over the published program's fp32 "
-                                    f"step mixes the number format with the program; ", Param("schedule", "fused"),
-                                    ", ", Param("precision", "fp32"), " holds the program fixed"))
+    if call.choice.schedule == "fused" and call.precision != "fp32" and call.choice.why.startswith("forced"):
+        report.notes.append(Message(f"{call.precision} runs the fused program (the published op is fp32 only), so a "
+                                    f"gain over the published program's fp32 step mixes the number format with the "
+                                    f"program; ", Param("schedule", "fused"), ", ", Param("precision", "fp32"),
+                                    " holds the program fixed"))
     if late:
         report.notes.append(Message(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with "
                                     f"the inter-layer delay of 1, layer l's first input arrives at step l-1): they stay "
@@ -427,5 +447,4 @@ def placement(program: Program) -> dict:
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,
             "program": "training" if program.meta.training else "inference", "schedule": plan.schedule,
-            **({"schedule_reason": plan.schedule_reason} if plan.schedule_reason else {}),
             **({"weight_grad_copies": plan.weight_grad_copies} if plan.weight_grad_copies else {})}

@@ -12,6 +12,9 @@ from ..declaration import Source, Workload
 
 DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
 DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2 = 0.01, 0.9  # of --layers networks (None in the table: see from_settings)
+# the firing rate a rate-driven run assumes when none is given (the CLI's --activity and simulate's activity=):
+# half the default max activity, as Network.feedforward's initial weights target half of each list's capacity
+DEFAULT_ACTIVITY = DEFAULT_MAX_ACTIVITY / 2
 
 NETWORK_AND_RUN = (
     Setting("model.layers", "--layers", "int_list", None,
