@@ -132,8 +132,11 @@ def test_layers_that_do_not_fit_on_the_chips():
 
 def test_rate_driven_arguments():
     net = mimdsim.Network.feedforward([20, 10, 4])
-    with pytest.raises(ConfigError, match="needs timesteps=, batch_size= and activity="):
-        mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2)
+    with pytest.raises(ConfigError, match=r"needs timesteps= and batch_size= \(activity= defaults to 0.005"):
+        mimdsim.simulate(net, "ipu-mk2", timesteps=5)
+    # activity= left out: the command line's default rate, the same answer as --activity 0.005
+    assert mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, band=False).report.to_dict() == \
+        mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=0.005, band=False).report.to_dict()
     with pytest.raises(ConfigError, match=r"activity=1.5 must be a finite number in \[0, 1\]"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=1.5)
     with pytest.raises(ConfigError, match="activity has 3 entries; give one number or 2"):
@@ -647,15 +650,15 @@ def test_every_flag_a_help_names_is_one_of_its_command(command, capsys):
 
 
 def test_a_setting_that_changes_the_program_says_so(capsys):
-    """fp16 runs the fused program (the published op is fp32 only): the headline and a note say so,
-    with the settings that hold the program fixed; a program given explicitly needs no reason."""
+    """fp16 runs the fused program (the published op is fp32 only): the headline names the setting that forced
+    it and a note the settings that hold the program fixed; a program given explicitly says so."""
     assert main(SIM + ["--chip-precision", "fp16"]) == 0
     out = capsys.readouterr().out
-    assert "program          fused, fp16 (fp16 runs the fused program: the published op is fp32 only)" in out
+    assert "program          fused, fp16 (forced by --chip-precision fp16: the published op is fp32 only)" in out
     assert "--schedule fused, --chip-precision fp32 holds the program fixed" in out
     assert main(SIM + ["--chip-precision", "fp16", "--schedule", "fused"]) == 0
     out = capsys.readouterr().out
-    assert "program          fused, fp16\n" in out and "holds the program fixed" not in out
+    assert "program          fused, fp16 (asked with --schedule fused)\n" in out and "holds the program fixed" not in out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -138,7 +138,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
       ``[T, B, n_in]`` 0/1 and labels ``[B]``; returns ``run.loss``, ``run.grads``, ``run.report``.
       Pass ``optimizer=mimdsim.Adam(...)`` to also apply the update to ``net.weights``.
     * rate-driven: ``simulate(net, chip, timesteps=T, batch_size=B, activity=0.01)``;
-      ``activity`` per neuron layer (one number or a list), ``candidate_activity``
+      ``activity`` per neuron layer (one number or a list; None: 0.005, the command line's default),
+      ``candidate_activity``
       (default: = activity) and ``input_activity`` (default: = activity of layer 1).
     ``strict=True`` raises :class:`CapacityOverflow` if any spike list overflowed.
     ``timeline`` (a list) receives one record per superstep execution, for traces;
@@ -146,11 +147,14 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``training=False`` runs inference: the forward pass and the loss only (no gradients,
     no update; the memory plan keeps one step of state), ``run.grads`` is None.
     ``schedule``: ``"published"`` runs the program the published study built (its op, counted
-    from its source), ``"fused"`` mimdsim's hand-fused supersteps; None picks ``"published"``
-    for the published sparse LIF and ``"fused"`` otherwise. ``report.placement["schedule"]``
-    says which ran; ``"poptorch"`` runs the dense program PopTorch builds from snnTorch (real-valued
-    inputs allowed; ``report.placement["matmul_plan"]`` shows every matmul's split), and with
-    ``static_input=True`` streams one input per sample for all steps (the study's pixels).
+    from its source), ``"fused"`` mimdsim's hand-fused supersteps, ``"poptorch"`` the dense program
+    PopTorch builds from snnTorch (real-valued inputs allowed; ``report.placement["matmul_plan"]`` shows
+    every matmul's split; with ``static_input=True`` one input per sample streamed for all steps, the
+    study's pixels). None runs what the model's own software builds (``programs.compile.choose_program``):
+    ``"published"`` for the published sparse LIF, ``"poptorch"`` for snnTorch and NIR models, unless a
+    setting forces another (fp16 or ``overflow="random"``: the published op cannot; list capacities
+    below the layer sizes: PopTorch's program lists every neuron). ``report.placement`` says which ran
+    (``"schedule"``), why (``"schedule_reason"``) and what else the network could run (``"other_programs"``).
     ``assume``: ``{name: value}`` pins named assumptions (``mimdsim.assumptions``; ``--assume``);
     ``activity_source``: rate-driven, where the rates were measured (``activity.activity_from_execution``'s
     ``source``); the report's note says so instead of calling them assumed.
@@ -360,6 +364,9 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source, activi
                            searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
         report.notes.append(idle)
+    note = workers_note(system.chip)
+    if note:
+        report.notes.append(note)
     if not call.execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
         pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
         if activity_source:  # measured, not assumed: say where (the mode heads simulate's and compare's tables)
@@ -400,6 +407,21 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source, activi
             msg = "every weight gradient is zero in this step: no listed neuron received a surrogate gradient"
             report.notes.append(msg)
             warnings.warn(msg, stacklevel=3)
+
+
+def workers_note(chip) -> str | None:
+    """What a worker count other than the preset's means: a tile issues one instruction per cycle, round robin
+    over its workers, so more workers split the work finer at the same issue rate and add per-worker overhead."""
+    from ...arch import PRESETS, chip as preset
+    if chip.name not in PRESETS or chip.workers == preset(chip.name).workers:
+        return None
+    base = preset(chip.name).workers
+    return (f"workers = {chip.workers} ({chip.name}: {base}): a tile issues one instruction per cycle, round robin "
+            f"over its workers (barrel threading), so each of {chip.workers} workers issues every {chip.workers} "
+            f"cycles and a vertex costs {chip.workers} x its busiest worker's instructions: "
+            f"{'more' if chip.workers > base else 'fewer'} workers change how the work divides (idle issue slots where "
+            f"it divides unevenly), never how many instructions a tile runs per cycle (docs/cost-model.md, 1.2); a "
+            f"faster tile is a higher clock_hz")
 
 
 def _refuse_overflow(report: Report) -> None:

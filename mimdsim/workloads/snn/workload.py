@@ -50,7 +50,8 @@ NETWORK_AND_RUN = (
             "simulate inference: the forward pass and loss only (no backward, no update, one step of state)",
             commands=("simulate",)),
     Setting("run.activity", "--activity", "fraction_list", None,
-            "rate-driven spike fraction per step (default: max activity / 2)"),
+            f"rate-driven spike fraction per step (default: max activity / 2, {DEFAULT_MAX_ACTIVITY / 2:g} unset; the "
+            "Python API's activity= default too)"),
     Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
             "rate-driven fraction of gradient candidates (default: = activity)"),
     Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
@@ -78,9 +79,10 @@ PROGRAM = (
             "the optimizer whose update the step runs on the chip (the study: adam multi-layer, sgd multi-neuron)",
             choices=("adam", "sgd"), commands=("simulate", "compare")),
     Setting("run.schedule", "--schedule", "str", None,
-            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF), 'fused' "
-            "(hand-fused supersteps; the default otherwise) or 'poptorch' (dense, poplin-planned matmuls as PopTorch "
-            "builds snnTorch); kalman 'published' (TRACKR's codelet as built; default), 'fused' (register-resident) "
+            "the program (default: what the model's own software builds, said in the report): SNN 'published' (the "
+            "study's op as built; the default for its sparse LIF), 'poptorch' (dense, poplin-planned matmuls as "
+            "PopTorch builds snnTorch; the default for --neuron and NIR models) or 'fused' (mimdsim's hand-fused "
+            "spike-list supersteps; runs when --max-activity, --overflow random or fp16 rule the default out); kalman 'published' (TRACKR's codelet as built; default), 'fused' (register-resident) "
             "or 'per-op'",
             choices=("published", "fused", "poptorch", "per-op"), commands=("simulate", "compare")),
     Setting("run.static_input", "--static-input", "bool", False,
