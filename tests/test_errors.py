@@ -962,3 +962,69 @@ def test_op_shapes_beyond_the_chip_are_refused_from_the_shape(argv, match, capsy
     tracemalloc.stop()
     assert re.search(match, line), line
     assert peak < 200 * 2**20 and time.perf_counter() - t0 < 10
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 39: what-ifs that mean what they say, and a flag or preset name given in another command's or
+# vendor's words.
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("field", ["load_bytes", "sram_bank_bytes"])
+def test_a_chip_field_no_cost_reads_is_refused(field, capsys):
+    assert main(SIM + ["--set", f"{field}=32"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--set {field}=32: no cost reads the chip field {field}" in err
+    assert "drop it" in err
+
+
+def test_the_refused_chip_fields_indeed_move_no_figure():
+    """Each field the settings refuse as unread leaves the whole report unchanged (so refusing loses nothing)."""
+    from mimdsim.arch.chip import UNREAD_FIELDS
+    base = mimdsim.chip("ipu-mk2", tiles=32)
+    for net, precision in [(mimdsim.Network.feedforward([60, 40, 10]), "fp32"),  # the published op
+                           (mimdsim.Network.build([60, 40, 10], "leaky", beta=0.9, bias=True), "fp16")]:  # poptorch
+        run = dict(timesteps=4, batch_size=2, band=False, precision=precision)
+        ref = mimdsim.simulate(net, base, **run).report.to_dict()
+        for field in UNREAD_FIELDS:
+            moved = base.replace(**{field: 2 * getattr(base, field)})
+            assert mimdsim.simulate(net, moved, **run).report.to_dict() == ref, field
+
+
+def test_more_workers_are_explained_in_the_report(capsys):
+    assert main(SIM + ["--set", "workers=12"]) == 0
+    out = capsys.readouterr().out
+    assert "note: workers = 12 (ipu-mk2: 6): a tile issues one instruction per cycle" in out
+    assert main(SIM) == 0 and "workers =" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,owner", [(["simulate", "--gpu", "a100-40gb"], "`mimdsim compare`"),
+                                        (["compare", "--epochs", "2"], "`mimdsim train`")])
+def test_a_flag_of_another_subcommand_names_that_subcommand(argv, owner, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    flag = argv[1]
+    assert err.count("\n") == 0 and f"{flag} is a flag of {owner}" in err
+    assert f"not of `mimdsim {argv[0]}`: run `mimdsim {owner[9:-1]} ... {flag} ...`" in err
+
+
+def test_a_processor_name_suggests_its_preset(capsys):
+    assert main(["simulate", "--chip", "gc200"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown chip 'gc200'" in err and "gc200 is the processor of preset 'ipu-mk2': give 'ipu-mk2'" in err
+    with pytest.raises(ConfigError, match="GC2 is the processor of preset 'ipu-mk1'"):
+        mimdsim.chip("GC2")
+
+
+def test_out_of_memory_lists_every_program_that_fits(capsys):
+    """PopTorch's program (an snnTorch model's default) does not fit 6 tiles; the fused one does: said."""
+    net = mimdsim.Network.build([200, 100, 10], "leaky", beta=0.9, bias=True)
+    with pytest.raises(OutOfTileMemory, match=r"That is the poptorch program; the other programs that fit: "
+                                               r"schedule='fused'"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=6), timesteps=20, batch_size=32, band=False)
+    with pytest.raises(OutOfTileMemory, match="That is the fused program; no other program of this network fits"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=4), timesteps=20, batch_size=32, band=False,
+                         schedule="fused")
+    assert main(["simulate", "--layers", "200,100,10", "--neuron", "leaky", "--timesteps", "20", "--batch", "32",
+                 "--tiles", "6", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.endswith("That is the poptorch program; the other programs that fit: "
+                                                  "--schedule fused")

@@ -188,9 +188,9 @@ PRODUCTS = {"gc2": "ipu-mk1", "colossus-mk1": "ipu-mk1", "gc200": "ipu-mk2", "co
             "m2000": "ipu-mk2", "ipu-m2000": "ipu-mk2", "mk2": "ipu-mk2", "mk1": "ipu-mk1", "bow-ipu": "bow",
             "bow-2000": "bow", "bow2000": "bow"}
 # Fields that describe the chip but that no cost reads: the codelet cycle counts (docs/cost-model.md) were measured
-# or counted with them built in, and the peaks only label listings. A what-if that sets one would change nothing, so
+# or counted with them built in. A what-if that sets one would change nothing, so
 # the settings refuse it (refuse_unread_fields); tests/test_errors.py checks that each indeed moves no figure.
-UNREAD_FIELDS = ("simd_fp32", "simd_fp16", "load_bytes", "sram_bank_bytes", "amp_flops_fp32", "amp_flops_fp16")
+UNREAD_FIELDS = ("load_bytes", "sram_bank_bytes")
 
 
 def refuse_unread_fields(overrides, where: str = "") -> None:
@@ -198,10 +198,11 @@ def refuse_unread_fields(overrides, where: str = "") -> None:
     unread = [f for f in overrides if f in UNREAD_FIELDS]
     if unread:
         f = unread[0]
-        raise ConfigError(f"{where}--set {f}={overrides[f]!r} ([chip.set] {f}): no cost reads the chip field {f} "
-                          f"(the codelet cycle counts have the chip's value built in; docs/cost-model.md), so it would "
-                          f"change nothing; drop it. Fields a what-if moves: tiles, sram_per_tile, clock_hz, workers, "
-                          f"the exchange_*, sync and host_* fields (`mimdsim chips`)")
+        param = Param(f, overrides[f], key="chip.set." + f)
+        raise ConfigError(where, param, f": no cost reads the chip field {f} (the codelet cycle counts have the chip's "
+                          f"value built in; docs/cost-model.md), so it would change nothing; drop it. Fields a what-if "
+                          f"moves: tiles, sram_per_tile, clock_hz, workers, the exchange_*, sync and host_* fields",
+                          param=param, limit=UNREAD_FIELDS)
 
 
 CHIPS = Family(ChipSpec, kind="chip", maker="chip", presets=PRESETS, descriptions=DESCRIPTIONS, products=PRODUCTS)

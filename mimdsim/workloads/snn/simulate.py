@@ -25,7 +25,7 @@ from ...arch.execution import BULK_SYNCHRONOUS, family_of
 from ...energy import chip_energy
 from ...engine import run_program
 from ...engine.band import chip_band, unread_by
-from ...errors import CapacityOverflow, ConfigError, Message, Param, join
+from ...errors import CapacityOverflow, ConfigError, Message, MimdsimError, OutOfTileMemory, Param, join, render
 from ...kernels.assumed import NOTHING, Pinned
 from ...program import Program
 from ...report import Report
@@ -292,11 +292,16 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
 def _choose_program(net: Network, call: _Call):
     """Stage 2: the program, its placement searched (or pinned), compiled and checked once per shape;
     an assumption pinned that it never reads is refused."""
-    choice = _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
-                       call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
-                       call.precision, call.training, _compiled_schedule(call.choice), bool(call.static_input),
-                       call.chips_used,
-                       A.of_kind(call.assume, "codelet", "host"))
+    def compiled(schedule):
+        return _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
+                         call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
+                         call.precision, call.training, schedule, bool(call.static_input), call.chips_used,
+                         A.of_kind(call.assume, "codelet", "host"))
+
+    try:
+        choice = compiled(_compiled_schedule(call.choice))
+    except OutOfTileMemory as e:  # name every program of this network that does fit, or that none does
+        raise _with_programs_that_fit(e, net, call, compiled) from None
     program, assume = choice.program, call.assume
     unread = unread_by(program, assume)
     if unread:  # pinned, it would change nothing: refused, not dropped (as refuse_unread does for presets)
@@ -307,6 +312,25 @@ def _choose_program(net: Network, call: _Call):
                           f"that reads it, so it would change nothing ({readers}); drop it, or run a schedule that uses "
                           f"it", remedies=[Param(n, key="assume." + n, action="drop") for n in unread])
     return choice
+
+
+def _with_programs_that_fit(error: OutOfTileMemory, net: Network, call: _Call, compiled) -> OutOfTileMemory:
+    """``error`` with the other programs of this network that fit the chip (each compiled and checked), or
+    the note that none does."""
+    fit = []
+    for name, _ in other_programs(call.structure, net.sizes, net.capacities, call.precision, call.choice.schedule,
+                                  net.overflow == "random"):
+        try:
+            compiled(None if name == "dense" else name)
+        except MimdsimError:
+            continue
+        fit.append(name)
+    tail = (("the other programs that fit: ", *join(*(Param("schedule", n) for n in fit), sep=", ")) if fit else
+            ("no other program of this network fits either",))
+    out = error.prefixed()
+    out.parts = join(*error.parts, f" That is the {call.choice.schedule} program; ", *tail)
+    Exception.__init__(out, render(out.parts))
+    return out
 
 
 def _compiled_schedule(choice: ProgramChoice) -> str | None:
