@@ -91,6 +91,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
                    optimizer=optimizer, **({"precision": chip_precision} if chip_precision else {}), assume=on_chip,
                    band=band, **simulate_kw)
     rep = run.report
+    progress = simulate_kw.get("progress")
+    stage = getattr(progress, "stage", lambda text: None)  # the GPU side has no count: say which column runs
     measured = [ly["spikes"] / (ly["neurons"] * rep.timesteps * rep.batch_size) for ly in rep.layers]
     opt = optimizer.kind if optimizer is not None else "adam"
     others, refused = {}, {}
@@ -103,6 +105,8 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
     # the energy constants; a band's corner adds its framework values (``moved``)
     held = A.of_kind(assume, "framework", "hostcpu", "energy")
     for s in strategies:
+        stage(f"GPU column {s}" + (" and its band" if band else ""))
+
         def at(g, moved=A.NOTHING, s=s, check=True):
             return estimate(net, g, timesteps=rep.timesteps, batch_size=rep.batch_size, strategy=s,
                             precision=precision, activity=measured[1:], input_activity=measured[0], optimizer=opt,
@@ -122,7 +126,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
         from .gpu.trace_cost import costed_trace
         from .gpu.trace_file import trace_file
 
-        progress = simulate_kw.get("progress")
+        stage(f"tracing {gpu_trace}'s training step" if not isinstance(gpu_trace, Trace) else "costing the trace")
         tr = gpu_trace if isinstance(gpu_trace, Trace) else trace_file(
             gpu_trace, batch_size=rep.batch_size, timesteps=rep.timesteps, timeout=gpu_trace_timeout,
             note=getattr(progress, "note", None))
@@ -142,6 +146,7 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
     if systolic is not None:
         from .arch.systolic import SystolicSpec, systolic as systolic_spec
 
+        stage("systolic column")
         array = systolic_spec_with(systolic if isinstance(systolic, SystolicSpec) else systolic_spec(systolic), assume)
 
         def arrayed(a):

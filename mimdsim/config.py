@@ -428,6 +428,8 @@ def build_system(values: dict):
     from .arch import system
 
     overrides = dict(values["chip.set"] or {})
+    from .arch.chip import refuse_unread_fields
+    refuse_unread_fields(overrides)  # a field no cost reads: the what-if would change nothing
     if values["chip.tiles"] is not None:
         overrides["tiles"] = values["chip.tiles"]
     return system(values["chip.preset"], chips=values["chip.chips"], **overrides)

@@ -180,7 +180,7 @@ def test_progress_is_tqdms_bar_and_says_what_it_counts():
     assert quiet.getvalue() == ""
 
 
-def test_without_tqdm_there_is_no_bar_and_notes_still_print(monkeypatch):
+def test_without_tqdm_a_plain_line_counts_and_notes_still_print(monkeypatch):
     import io
     import sys
 
@@ -189,4 +189,19 @@ def test_without_tqdm_there_is_no_bar_and_notes_still_print(monkeypatch):
     s = io.StringIO()
     p = Progress("sweep", "point", stream=s, delay=0.0, every=0.0)
     p(1, 2), p.note("starting a Dask LocalCluster"), p(2, 2), p.close()
-    assert s.getvalue() == "sweep: starting a Dask LocalCluster\n"
+    assert s.getvalue() == "sweep: 1/2 point\nsweep: starting a Dask LocalCluster\nsweep: 2/2 point\n"
+    quiet = io.StringIO()
+    q = Progress("sweep", "point", stream=quiet)  # within the delay: silent, as the bar
+    q(1, 2), q.stage("costing"), q.close()
+    assert quiet.getvalue() == ""
+
+
+def test_a_stage_without_a_count_is_said_once_the_run_is_slow(monkeypatch):
+    import io
+
+    from mimdsim.report.progress import Progress
+    s = io.StringIO()
+    p = Progress("comparing", stream=s, delay=0.0, every=0.0)
+    p.stage("GPU column eager and its band")
+    p.close()
+    assert "GPU column eager and its band" in s.getvalue()

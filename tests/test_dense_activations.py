@@ -23,7 +23,7 @@ def test_dense_numerics_equal_the_exact_sparse_lists(delay):
     chip = mimdsim.chip("ipu-mk2", tiles=64)
     sparse = mimdsim.Network.build([50, 40, 10], spec, bias=True, weight_scale=3.0, delay=delay)
     dense = mimdsim.Network.build([50, 40, 10], spec, bias=True, weight_scale=3.0, delay=delay, dense=True)
-    rs = mimdsim.simulate(sparse, chip, inputs=x, labels=y)
+    rs = mimdsim.simulate(sparse, chip, inputs=x, labels=y, schedule="fused")  # the exact spike lists
     rd = mimdsim.simulate(dense, chip, inputs=x, labels=y)
     assert rd.loss == rs.loss
     for a, b in zip(rs.grads, rd.grads):

@@ -56,3 +56,27 @@ def test_guide_command_runs_as_written(cmd, tmp_path):
                          env=command_env())
     assert out.returncode == 0, f"{cmd}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
     assert out.stdout.strip()
+
+
+def _outputs():
+    sys.path.insert(0, os.path.join(ROOT, "docs"))
+    import generate_outputs
+    return generate_outputs
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/user-guide.md", "docs/gpu-model.md", "docs/cost-model.md"])
+def test_every_command_output_shown_is_what_the_command_prints(page):
+    """docs/generate_outputs.py writes each marked output block; regenerated now, none may differ."""
+    gen = _outputs()
+    assert page in gen.PAGES
+    stale = gen.regenerate(page, check=True)
+    assert not stale, f"{page}: run `python docs/generate_outputs.py`; these outputs drifted: {stale}"
+
+
+def test_the_docs_have_output_blocks_and_cite_no_file_outside_the_repository():
+    gen = _outputs()
+    assert sum(len(list(gen.blocks(open(os.path.join(ROOT, p)).read()))) for p in gen.PAGES) >= 4
+    pages = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "docs")) for f in fs if f.endswith(".md")]
+    for path in pages + [os.path.join(ROOT, "README.md")]:
+        cited = re.findall(r"(?<![\w/.])reference/[\w./-]+", open(path).read())
+        assert not cited, f"{path} cites {cited}: the shared reference/ folder is not part of the repository"

@@ -177,8 +177,11 @@ def test_layers_that_do_not_fit_on_the_chips():
 
 def test_rate_driven_arguments():
     net = mimdsim.Network.feedforward([20, 10, 4])
-    with pytest.raises(ConfigError, match="needs timesteps=, batch_size= and activity="):
-        mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2)
+    with pytest.raises(ConfigError, match=r"needs timesteps= and batch_size= \(activity= defaults to 0.005"):
+        mimdsim.simulate(net, "ipu-mk2", timesteps=5)
+    # activity= left out: the command line's default rate, the same answer as --activity 0.005
+    assert mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, band=False).report.to_dict() == \
+        mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=0.005, band=False).report.to_dict()
     with pytest.raises(ConfigError, match=r"activity=1.5 must be a finite number in \[0, 1\]"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, activity=1.5)
     with pytest.raises(ConfigError, match="activity has 3 entries; give one number or 2"):
@@ -692,15 +695,15 @@ def test_every_flag_a_help_names_is_one_of_its_command(command, capsys):
 
 
 def test_a_setting_that_changes_the_program_says_so(capsys):
-    """fp16 runs the fused program (the published op is fp32 only): the headline and a note say so,
-    with the settings that hold the program fixed; a program given explicitly needs no reason."""
+    """fp16 runs the fused program (the published op is fp32 only): the headline names the setting that forced
+    it and a note the settings that hold the program fixed; a program given explicitly says so."""
     assert main(SIM + ["--chip-precision", "fp16"]) == 0
     out = capsys.readouterr().out
-    assert "program          fused, fp16 (fp16 runs the fused program: the published op is fp32 only)" in out
+    assert "program          fused, fp16 (forced by --chip-precision fp16: the published op is fp32 only)" in out
     assert "--schedule fused, --chip-precision fp32 holds the program fixed" in out
     assert main(SIM + ["--chip-precision", "fp16", "--schedule", "fused"]) == 0
     out = capsys.readouterr().out
-    assert "program          fused, fp16\n" in out and "holds the program fixed" not in out
+    assert "program          fused, fp16 (asked with --schedule fused)\n" in out and "holds the program fixed" not in out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1083,3 +1086,69 @@ def test_run_set_pins_a_named_assumption(tmp_path, capsys):
                         r"argument --set: assume.surrogate_arithmetic_instructions=1e9: outside 4-100000")]:
         line = _one_line_error(["run", str(exp), "--set", pin, "--quiet"], capsys)
         assert re.search(match, line), line
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 39: what-ifs that mean what they say, and a flag or preset name given in another command's or
+# vendor's words.
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("field", ["load_bytes", "sram_bank_bytes"])
+def test_a_chip_field_no_cost_reads_is_refused(field, capsys):
+    assert main(SIM + ["--set", f"{field}=32"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--set {field}=32: no cost reads the chip field {field}" in err
+    assert "drop it" in err
+
+
+def test_the_refused_chip_fields_indeed_move_no_figure():
+    """Each field the settings refuse as unread leaves the whole report unchanged (so refusing loses nothing)."""
+    from mimdsim.arch.chip import UNREAD_FIELDS
+    base = mimdsim.chip("ipu-mk2", tiles=32)
+    for net, precision in [(mimdsim.Network.feedforward([60, 40, 10]), "fp32"),  # the published op
+                           (mimdsim.Network.build([60, 40, 10], "leaky", beta=0.9, bias=True), "fp16")]:  # poptorch
+        run = dict(timesteps=4, batch_size=2, band=False, precision=precision)
+        ref = mimdsim.simulate(net, base, **run).report.to_dict()
+        for field in UNREAD_FIELDS:
+            moved = base.replace(**{field: 2 * getattr(base, field)})
+            assert mimdsim.simulate(net, moved, **run).report.to_dict() == ref, field
+
+
+def test_more_workers_are_explained_in_the_report(capsys):
+    assert main(SIM + ["--set", "workers=12"]) == 0
+    out = capsys.readouterr().out
+    assert "note: workers = 12 (ipu-mk2: 6): a tile issues one instruction per cycle" in out
+    assert main(SIM) == 0 and "workers =" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,owner", [(["simulate", "--gpu", "a100-40gb"], "`mimdsim compare`"),
+                                        (["compare", "--epochs", "2"], "`mimdsim train`")])
+def test_a_flag_of_another_subcommand_names_that_subcommand(argv, owner, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    flag = argv[1]
+    assert err.count("\n") == 0 and f"{flag} is a flag of {owner}" in err
+    assert f"not of `mimdsim {argv[0]}`: run `mimdsim {owner[9:-1]} ... {flag} ...`" in err
+
+
+def test_a_processor_name_suggests_its_preset(capsys):
+    assert main(["simulate", "--chip", "gc200"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown chip 'gc200'" in err and "gc200 is the processor of preset 'ipu-mk2': give 'ipu-mk2'" in err
+    with pytest.raises(ConfigError, match="GC2 is the processor of preset 'ipu-mk1'"):
+        mimdsim.chip("GC2")
+
+
+def test_out_of_memory_lists_every_program_that_fits(capsys):
+    """PopTorch's program (an snnTorch model's default) does not fit 6 tiles; the fused one does: said."""
+    net = mimdsim.Network.build([200, 100, 10], "leaky", beta=0.9, bias=True)
+    with pytest.raises(OutOfTileMemory, match=r"That is the poptorch program; the other programs that fit: "
+                                               r"schedule='fused'"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=6), timesteps=20, batch_size=32, band=False)
+    with pytest.raises(OutOfTileMemory, match="That is the fused program; no other program of this network fits"):
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=4), timesteps=20, batch_size=32, band=False,
+                         schedule="fused")
+    assert main(["simulate", "--layers", "200,100,10", "--neuron", "leaky", "--timesteps", "20", "--batch", "32",
+                 "--tiles", "6", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.endswith("That is the poptorch program; the other programs that fit: "
+                                                  "--schedule fused")

@@ -22,7 +22,9 @@ def _snntorch_export(kind):
     from snntorch.export_nir import export_to_nir
 
     torch.manual_seed(0)
-    kw = dict(init_hidden=True, reset_mechanism="zero")  # NIR's reset: to v_reset = 0 in the same step
+    # NIR's reset: to v_reset = 0 in the same step; NIR carries no surrogate, so the model uses the one an
+    # imported graph's neurons take (NeuronSpec's default, the fast sigmoid)
+    kw = dict(init_hidden=True, reset_mechanism="zero", spike_grad=snn.surrogate.fast_sigmoid())
     if kind == "leaky":
         l1 = snn.Leaky(beta=torch.full((10,), 0.9), threshold=torch.ones(10), reset_delay=False, **kw)
     elif kind == "synaptic":

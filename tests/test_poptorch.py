@@ -119,10 +119,14 @@ def test_real_valued_inputs_match_snntorch():
 
 
 def test_real_valued_inputs_need_the_dense_program():
+    """The spike-list programs read 0/1 inputs; PopTorch's, an snnTorch model's default, reads real values."""
     net = mimdsim.Network.build([16, 12, 6], MODELS["leaky"])
     x = np.full((3, 2, 16), 0.5, dtype=np.float32)
     with pytest.raises(ConfigError, match="schedule='poptorch'"):
-        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=np.array([0, 1]))
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=np.array([0, 1]), schedule="fused")
+    with pytest.warns(UserWarning, match="never spiked"):  # a constant 0.5 input is too weak to reach layer 2
+        run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), inputs=x, labels=np.array([0, 1]))
+    assert run.report.placement["schedule"] == "poptorch"
 
 
 @pytest.mark.parametrize("chip", ["ipu-mk2", "bow"])

@@ -250,3 +250,75 @@ def test_load_results_keeps_one_record_per_point(tmp_path):
     recs = [{"id": "a", "params": {}, "n": 1}, {"id": "b", "params": {}, "n": 2}, {"id": "a", "params": {}, "n": 3}]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     assert load_results(str(path)) == recs[:2]
+
+
+def _records(points, failed=()):
+    """Synthetic sweep records: samples/s rising with every numeric axis value; the indices in ``failed`` failed."""
+    return [{"id": str(i), "params": p, **({"status": "error", "error": "ConfigError: x"} if i in failed else
+                                            {"status": "ok", "samples_per_second": 1000.0 + 7 * i})}
+            for i, p in enumerate(points)]
+
+
+def _figures(monkeypatch):
+    """The figures plot_sweep draws, kept open for inspection."""
+    from mimdsim.sweep import plots
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, folder, stem: drawn.append((stem, fig)) or [stem])
+    monkeypatch.setattr(plots.pyplot(), "close", lambda fig=None: None)
+    return drawn
+
+
+def test_a_zip_sweep_draws_one_bar_per_point_with_failed_points_marked(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+    from mimdsim.sweep.plots import plot_sweep
+    drawn = _figures(monkeypatch)
+    sweep = SimpleNamespace(axes={"model.batch": [8, 16, 32], "chip.tiles": [1472, 880, 4]}, mode="zip", path="z.toml")
+    recs = _records([{"model.batch": b, "chip.tiles": t} for b, t in zip([8, 16, 32], [1472, 880, 4])], failed={2})
+    assert plot_sweep(sweep, recs, str(tmp_path)) == ["sweep"]
+    (stem, fig), = drawn
+    ax = fig.axes[0]
+    assert not ax.images  # no heatmap
+    import math
+    assert [math.isfinite(p.get_height()) for p in ax.patches] == [True, True, False]  # a bar per computed point
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["model.batch=8, chip.tiles=1,472", "model.batch=16, chip.tiles=880",
+                      "model.batch=32, chip.tiles=4"]  # whole labels
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "MIMD samples/s" in legend and any(t.startswith("failed point (1") for t in legend)
+
+
+def test_a_one_axis_sweep_draws_a_line_and_a_grid_of_three_axes_facets(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+    from mimdsim.sweep.plots import plot_sweep
+    drawn = _figures(monkeypatch)
+    one = SimpleNamespace(axes={"run.activity": [0.001, 0.01, 0.1]}, mode="grid", path="a.toml")
+    plot_sweep(one, _records([{"run.activity": a} for a in (0.001, 0.01, 0.1)]), str(tmp_path))
+    ax = drawn[-1][1].axes[0]
+    assert len(ax.lines) == 1 and [t.get_text() for t in ax.get_xticklabels()] == ["0.001", "0.01", "0.1"]
+    three = SimpleNamespace(axes={"a": [1, 2], "b": [3, 4], "c": [5, 6, 7]}, mode="grid", path="g.toml")
+    pts = [{"a": a, "b": b, "c": c} for a in (1, 2) for b in (3, 4) for c in (5, 6, 7)]
+    plot_sweep(three, _records(pts, failed={0}), str(tmp_path))
+    fig = drawn[-1][1]
+    heatmaps = [ax for ax in fig.axes if ax.images]
+    assert len(heatmaps) == 3 and [ax.get_title() for ax in heatmaps] == ["c=5", "c=6", "c=7"]
+    assert "failed" in [t.get_text() for t in heatmaps[0].texts]
+
+
+def test_the_sweep_prints_its_results(tmp_path):
+    from types import SimpleNamespace
+    from mimdsim.sweep.plots import results_table
+    few = SimpleNamespace(axes={"run.activity": [0.01, 0.02]})
+    lines = results_table(few, _records([{"run.activity": 0.01}, {"run.activity": 0.02}], failed={1}))
+    assert lines[0] == "results (2 point(s), in sweep order):"
+    assert lines[2].split() == ["0.01", "1,000", "ok"] and lines[3].split() == ["0.02", "-", "error"]
+    many = SimpleNamespace(axes={"model.batch": list(range(1, 31))})
+    lines = results_table(many, _records([{"model.batch": b} for b in range(1, 31)]))
+    assert "the best and the worst 5 of 30" in lines[0] and len(lines) == 2 + 11
+    assert lines[2].split()[0] == "30" and lines[-1].split()[0] == "1"  # best first, worst last
+
+
+def test_cli_sweep_prints_a_table_of_its_points(tmp_path, capsys):
+    path = _sweep(tmp_path, '"model.batch" = [4, 8]\n"chip.tiles" = [256, 512]\n')
+    assert main(["sweep", path, "--serial", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "results (4 point(s), in sweep order):" in out and "MIMD samples/s" in out

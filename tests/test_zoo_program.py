@@ -49,7 +49,7 @@ def test_fp16_tile_has_four_lanes_and_halves_vector_work():
 def _program(spec, sizes=(40, 30, 20, 6), delay=1, T=5, B=3, **kw):
     net = mimdsim.Network.build(list(sizes), spec, delay=delay, **kw)
     return net, compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=128), timesteps=T,
-                                batch_size=B, neurons_per_tile=2, structure=net.structure)
+                                batch_size=B, neurons_per_tile=2, structure=net.structure, schedule="fused")
 
 
 def test_delay0_runs_layers_in_sequence_and_delay1_in_the_same_supersteps():
@@ -70,9 +70,9 @@ def test_delay0_runs_layers_in_sequence_and_delay1_in_the_same_supersteps():
     assert count(p0) == 1 + 3 * L * T + 2 + (3 * L - 2) * T + 2
     # same work, more barriers and exchange phases: delay 0 is slower on the chip
     r0 = mimdsim.simulate(_program(spec, delay=0)[0], mimdsim.chip("ipu-mk2", tiles=128), timesteps=5,
-                          batch_size=3, activity=0.1)
+                          batch_size=3, activity=0.1, schedule="fused")
     r1 = mimdsim.simulate(_program(spec, delay=1)[0], mimdsim.chip("ipu-mk2", tiles=128), timesteps=5,
-                          batch_size=3, activity=0.1)
+                          batch_size=3, activity=0.1, schedule="fused")
     s0, s1 = r0.report.kind_totals(), r1.report.kind_totals()
     assert s0["sync"] > s1["sync"] and r0.report.total_cycles > r1.report.total_cycles
 
@@ -120,7 +120,8 @@ def test_memory_footprints_of_states_histories_and_recurrence():
     assert m["L1.partials"] == B * K1 * 4  # layer 1: only its own list's partials
     # fp16 halves every value (not the ids)
     prog16 = compile_program(net.sizes, net.capacities, mimdsim.system("ipu-mk2", tiles=128), timesteps=T,
-                             batch_size=B, neurons_per_tile=2, structure=net.structure, precision="fp16")
+                             batch_size=B, neurons_per_tile=2, structure=net.structure, precision="fp16",
+                             schedule="fused")
     m16 = _bytes_on(prog16, t)
     for name in ("L1.weights", "L1.grad_copies", "L1.membrane_history", "L1.extra_params"):
         assert m16[name] * 2 == m[name]
@@ -138,7 +139,7 @@ def test_fp16_numerics_within_documented_tolerance_of_fp32():
                 mimdsim.Network.build([100, 64, 10], NeuronSpec("leaky", beta=0.9), bias=True, weight_scale=3.0)):
         chip = mimdsim.chip("ipu-mk2", tiles=64)
         r32 = mimdsim.simulate(net, chip, inputs=x, labels=y, schedule="fused")
-        r16 = mimdsim.simulate(net, chip, inputs=x, labels=y, precision="fp16")
+        r16 = mimdsim.simulate(net, chip, inputs=x, labels=y, precision="fp16", schedule="fused")
         assert r16.loss == pytest.approx(r32.loss, rel=1e-2)
         s32 = np.concatenate([t["spk"].ravel() for t in r32.traces])
         s16 = np.concatenate([t["spk"].ravel() for t in r16.traces])
@@ -174,7 +175,7 @@ def test_non_spiking_output_layer_reads_the_membrane():
     rng = np.random.default_rng(3)
     x = (rng.random((50, 3, 12)) < 0.3).astype(np.uint8)
     y = rng.integers(0, 5, 3)
-    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=32), inputs=x, labels=y)
+    run = mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=32), inputs=x, labels=y, schedule="fused")
     names = {s.name for s in run.program.supersteps()}
     assert "fwd.scan.L2" not in names and "fwd.scan.L1" in names
     # snnTorch: a Leaky with no reset whose membrane is read (its spikes go nowhere)

@@ -182,7 +182,30 @@ DESCRIPTIONS = {
     "bow": "Graphcore Bow IPU (GC200 die, wafer-on-wafer power, 1.85 GHz)",
 }
 
-CHIPS = Family(ChipSpec, kind="chip", maker="chip", presets=PRESETS, descriptions=DESCRIPTIONS)
+# Graphcore's processor and machine names for the presets' chips (GC2: Colossus MK1; GC200: Colossus MK2, in the
+# IPU-M2000; Bow IPU, in the Bow-2000), so that a product name finds its preset
+PRODUCTS = {"gc2": "ipu-mk1", "colossus-mk1": "ipu-mk1", "gc200": "ipu-mk2", "colossus-mk2": "ipu-mk2",
+            "m2000": "ipu-mk2", "ipu-m2000": "ipu-mk2", "mk2": "ipu-mk2", "mk1": "ipu-mk1", "bow-ipu": "bow",
+            "bow-2000": "bow", "bow2000": "bow"}
+# Fields that describe the chip but that no cost reads: the codelet cycle counts (docs/cost-model.md) were measured
+# or counted with them built in. A what-if that sets one would change nothing, so
+# the settings refuse it (refuse_unread_fields); tests/test_errors.py checks that each indeed moves no figure.
+UNREAD_FIELDS = ("load_bytes", "sram_bank_bytes")
+
+
+def refuse_unread_fields(overrides, where: str = "") -> None:
+    """Refuse a ``--set FIELD=VALUE`` (``[chip.set]``) of a field no cost reads (:data:`UNREAD_FIELDS`)."""
+    unread = [f for f in overrides if f in UNREAD_FIELDS]
+    if unread:
+        f = unread[0]
+        param = Param(f, overrides[f], key="chip.set." + f)
+        raise ConfigError(where, param, f": no cost reads the chip field {f} (the codelet cycle counts have the chip's "
+                          f"value built in; docs/cost-model.md), so it would change nothing; drop it. Fields a what-if "
+                          f"moves: tiles, sram_per_tile, clock_hz, workers, the exchange_*, sync and host_* fields",
+                          param=param, limit=UNREAD_FIELDS)
+
+
+CHIPS = Family(ChipSpec, kind="chip", maker="chip", presets=PRESETS, descriptions=DESCRIPTIONS, products=PRODUCTS)
 IPU = register(ChipFamily("graphcore-ipu", BULK_SYNCHRONOUS, CHIPS,
                           "Graphcore IPUs: tiles with private SRAM and six barrel-threaded workers, bulk-synchronous "
                           "compute, exchange and sync"))

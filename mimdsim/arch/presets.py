@@ -28,14 +28,17 @@ class Family(Generic[S]):
     maker: str  # the function users call, quoted in a fix: "chip", "gpu", ...
     presets: Mapping[str, Mapping[str, Any]]
     descriptions: Mapping[str, str]
+    products: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a product's name -> its preset
 
     def get(self, name: str | S, overrides: Mapping[str, Any]) -> S:
         """The preset ``name`` (or the spec ``name`` itself) with ``overrides`` applied."""
         if isinstance(name, self.spec):
             return self.replace(name, overrides) if overrides else name
         if not isinstance(name, str) or name not in self.presets:
+            product = self.products.get(name.lower()) if isinstance(name, str) else None
             raise ConfigError(f"unknown {self.kind} {name!r}; presets are {', '.join(self.presets)}."
-                              + did_you_mean(name, self.presets))
+                              + (f" {name} is the processor of preset {product!r}: give {product!r}." if product
+                                 else did_you_mean(name, self.presets)))
         self.check_fields(overrides)
         return self.spec(**{"name": name, **self.presets[name], **overrides})
 

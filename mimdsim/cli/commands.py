@@ -223,6 +223,9 @@ def cmd_sweep(args) -> int:
     if args.plot:
         from ..sweep.plots import plot_sweep
         written = plot_sweep(sweep, records, args.plot)
+    from ..sweep.plots import results_table
+    for line in results_table(sweep, records):  # what the points answered, not only how many ran
+        say(line)
     say(f"computed {computed} new point(s); {len(records)} point(s) in {sweep.results}, {len(errors)} with errors")
     for r in errors[:5]:
         say(f"  error at {r['params']}: {r['error']}")

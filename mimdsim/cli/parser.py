@@ -67,8 +67,33 @@ def _run_set(text):
 class Parser(argparse.ArgumentParser):
     """Usage errors in one line (the flag, the value, why) and where to read more."""
 
+    command = None  # the subcommand being parsed, for a flag that belongs to another (elsewhere)
+
+    def parse_args(self, args=None, namespace=None):
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.command = getattr(ns, "command", None)
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the flags)\n")
+        self.exit(2, f"{self.prog}: error: {message}{elsewhere(self, message)} (`{self.prog} --help` lists the "
+                     f"flags)\n")
+
+
+def elsewhere(parser: argparse.ArgumentParser, message: str) -> str:
+    """For a flag the subcommand does not take, the subcommands that do: ``simulate --gpu`` -> compare's."""
+    if not message.startswith("unrecognized arguments:"):
+        return ""
+    subs = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    here = getattr(parser, "command", None)
+    hints = []
+    for flag in dict.fromkeys(t.split("=", 1)[0] for t in message.split(":", 1)[1].split() if t.startswith("--")):
+        owners = [name for name, sp in subs.items() if name != here and flag in sp._option_string_actions]
+        if owners:
+            hints.append(f"{flag} is a flag of {', '.join(f'`mimdsim {o}`' for o in owners)}"
+                         + (f", not of `mimdsim {here}`: run `mimdsim {owners[0]} ... {flag} ...`" if here else ""))
+    return "; " + "; ".join(hints) if hints else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,10 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("kind", metavar="KIND", choices=list(KINDS), help="one of " + ", ".join(KINDS))
     o.add_argument("--chip", default="ipu-mk2", help="chip preset (default ipu-mk2; `mimdsim chips` lists them)")
     o.add_argument("--json", default=None, metavar="FILE", help="write the report as JSON")
-    o.add_argument("--update", action="store_true", help="dynamic-slice: a dynamicUpdate instead")
+    o.add_argument("--update", action="store_true", help="dynamic-slice: write the slices into the tensor instead "
+                                                          "of reading them")
     for flag, kind, text in OP_FLAGS:
         o.add_argument(flag, dest="op_" + flag[2:].replace("-", "_"), type=_op_int if kind is int else kind,
-                       default=None, help=text)
+                       default=None, help=text, metavar="N" if kind is int else flag[2:].upper())
     o.set_defaults(func=commands.cmd_op)
     v = sub.add_parser("validate", help="every stored measurement against the model: model / measured per point",
                        description="Run every measurement the project stores (mimdsim/validation/data/, each with "

@@ -70,6 +70,12 @@ class OpReport:
     plan: dict | None = None
     notes: list = field(default_factory=list)
     uncertainty: dict | None = None  # seconds when the named assumptions move (mimdsim.engine.band)
+    flops: float = 0.0  # a matmul's floating-point operations (2 m k n); 0 for the other kinds
+    peak_flops: float = 0.0  # the chip's AMP peak at the matmul's precision, FLOP/s
+
+    @property
+    def flops_per_second(self) -> float:
+        return self.flops / self.seconds if self.seconds else 0.0
 
     @property
     def total_cycles(self) -> float:
@@ -83,7 +89,9 @@ class OpReport:
         return {"kind": self.kind, "chip": self.chip, "shape": dict(self.shape), "seconds": self.seconds,
                 "total_cycles": self.total_cycles, "clock_hz": self.clock_hz, "cycles": dict(self.cycles),
                 "steps": {k: dict(v) for k, v in self.steps.items()}, "plan": self.plan, "notes": list(self.notes),
-                **({"uncertainty": self.uncertainty} if self.uncertainty else {})}
+                **({"uncertainty": self.uncertainty} if self.uncertainty else {}),
+                **({"flops": self.flops, "flops_per_second": self.flops_per_second, "peak_flops": self.peak_flops,
+                    "peak_share": self.flops_per_second / self.peak_flops} if self.flops else {})}
 
     def summary(self) -> str:
         shape = ", ".join(f"{k}={v}" for k, v in self.shape.items())
@@ -96,6 +104,10 @@ class OpReport:
             lines.append(f"  band             {u['seconds_per_step'][0] * 1e6:,.3f}-{u['seconds_per_step'][1] * 1e6:,.3f} us "
                          f"from {u['assumptions']} named assumptions; largest: {top['name']} "
                          f"{top['seconds_per_step'][0] * 1e6:,.3f}-{top['seconds_per_step'][1] * 1e6:,.3f}")
+        if self.flops:
+            lines.append(f"  achieved         {self.flops_per_second / 1e12:,.2f} TFLOP/s ({self.flops:,.0f} FLOPs), "
+                         f"{100 * self.flops_per_second / self.peak_flops:.1f}% of the chip's "
+                         f"{self.shape.get('precision', '')} peak {self.peak_flops / 1e12:,.1f} TFLOP/s")
         lines += [f"  {k:<16} {v:>12,.0f}" for k, v in self.cycles.items()]
         if self.plan:
             p = self.plan
@@ -284,4 +296,9 @@ def op(kind: str, chip="ipu-mk2", *, split=None, **shape) -> OpReport:
     cycles = {k: float(sum(p.get(k, 0.0) for p in report.cycles.values())) for k in COST_KINDS}
     steps_out = {name: {"count": int(s["count"]), **{k: float(s.get(k, 0.0)) for k in COST_KINDS}}
                  for name, s in report.steps.items()}
-    return OpReport(kind, sys.name, shape, sys.chip.clock_hz, cycles, steps_out, plan, uncertainty=u)
+    flops = peak = 0.0
+    if kind == "matmul":  # 1 multiply-accumulate = 2 FLOPs; the peak: the AMP units of every tile at the clock
+        flops = 2.0 * shape["m"] * shape["k"] * shape["n"]
+        peak = sys.chip.peak_fp16_flops if shape["precision"] == "fp16" else sys.chip.peak_fp32_flops
+    return OpReport(kind, sys.name, shape, sys.chip.clock_hz, cycles, steps_out, plan, uncertainty=u, flops=flops,
+                    peak_flops=peak)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import Message, Param, join
-from .report import PHASES, JsonOutput, Report, matmul_plan_lines
+from .report import PHASES, JsonOutput, Report, matmul_plan_lines, program_lines
 
 def tf32_note(cols: str) -> Message:
     return Message(f"  note: {cols}: GPU matmuls in strict fp32 (CUDA cores). TensorFlow and PyTorch may use TF32 "
@@ -83,8 +83,10 @@ class Comparison(JsonOutput):
         d.update(mimd=self.mimd.to_dict(), gpu={k: r.to_dict() for k, r in self.gpu.items()}, speedup=self.speedup)
         if self.energy_ratio:
             d["energy_ratio"] = self.energy_ratio
-        if self.speedup_band:
-            d["uncertainty"] = {"speedup": self.speedup_band}
+        if self.speedup_band:  # each column's samples/s band (the chip's under "mimd"), then the speedup's
+            d["uncertainty"] = {"samples_per_second": {k: r.uncertainty["samples_per_second"] for k, r in
+                                                       [("mimd", self.mimd), *self.others.items()] if r.uncertainty},
+                                "speedup": self.speedup_band}
         if snn or self.refused:
             d["refused"] = self.refused
         d.update({k: r.to_dict() for k, r in self.others.items() if r.platform != "gpu"})
@@ -106,7 +108,8 @@ class Comparison(JsonOutput):
         cols = [("MIMD " + self.mimd.architecture, self.mimd)] + \
                [(f"{r.architecture} {r.mode if r.platform == 'cpu' else k}", r) for k, r in self.others.items()]
         w = max(16, *(len(c) + 2 for c, _ in cols))
-        lines = [f"mimdsim compare: {self._title()}", "", f"  {'':<22}" + "".join(f"{c:>{w}}" for c, _ in cols)]
+        lines = [f"mimdsim compare: {self._title()}", *(program_lines(self.mimd.placement) if snn else []), "",
+                 f"  {'':<22}" + "".join(f"{c:>{w}}" for c, _ in cols)]
 
         def row(label, fn):
             lines.append(f"  {label:<22}" + "".join(f"{fn(r):>{w}}" for _, r in cols))
@@ -118,6 +121,9 @@ class Comparison(JsonOutput):
             # the chip's number format too (--chip-precision), beside each GPU column's
             row("precision", lambda r: r.placement.get("precision", "-") if r.platform in ("gpu", "mimd") else "-")
         row(self.unit, lambda r: f"{r.samples_per_second:,.0f}")
+        if any(r.uncertainty for _, r in cols):  # each column's own band, the chip's as the GPU's
+            row("  band", lambda r: "{:,.0f}-{:,.0f}".format(*r.uncertainty["samples_per_second"])
+                if r.uncertainty else "-")
         row("seconds/step" if snn else "seconds/run", lambda r: f"{r.seconds_per_step:.3e}")
         for phase in [p for p in PHASES if any(r.phase_seconds().get(p) for _, r in cols)]:  # time spent
             row(f"  {phase} (ms)", lambda r, p=phase: f"{r.phase_seconds().get(p, 0.0) * 1e3:,.3f}"

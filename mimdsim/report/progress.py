@@ -1,16 +1,20 @@
 """Progress on stderr for simulate, compare, sweeps and training: one mechanism, tqdm's bar
-(``pip install "mimdsim[progress]"``); without tqdm there is no bar, and notes still print.
+(``pip install "mimdsim[progress]"``); without tqdm, a plain line of the count every few seconds
+once a run has taken ``delay`` seconds, and notes still print.
 
 ``Progress(label, unit)`` is the ``progress(done, total)`` callback of :func:`mimdsim.simulate`,
 :func:`mimdsim.compare` and the sweep runner, and training's per-epoch bar (``start``, ``step``,
 ``close``). The bar appears only after ``delay`` seconds (a quick run stays silent) and is redrawn
 at most every ``every`` seconds; on a log file or CI each redraw is a line, so a long run is never
 silent. ``note(text)`` prints a one-off line at once (e.g. "starting a Dask cluster") without
-breaking the bar.
+breaking the bar; ``stage(text)`` says what an uncounted stage does (tracing, costing the GPU columns)
+once the run has taken ``delay`` seconds.
 """
 from __future__ import annotations
 
+import math
 import sys
+import time
 
 PROGRESS_HINT = 'progress bars need tqdm: pip install "mimdsim[progress]"'
 
@@ -38,6 +42,33 @@ class Progress:
         self.tqdm = _tqdm()
         self.enabled = enabled
         self.bar = None
+        self.started = time.monotonic()
+        self._printed = -math.inf  # the plain fallback's last line (no tqdm)
+
+    def _plain(self, text: str) -> None:
+        """Without tqdm: a line now and then once the run has taken ``delay`` seconds."""
+        now = time.monotonic()
+        if now - self.started < self.delay or now - self._printed < self.every:
+            return
+        self._printed = now
+        try:
+            self.stream.write(f"{self.label}: {text}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.enabled = False
+
+    def stage(self, text: str) -> None:
+        """What the run does now, where it has no count (tracing a step, costing the GPU columns): shown
+        once the run has taken ``delay`` seconds, as the bar's status or a line."""
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            try:
+                self.bar.set_postfix_str(text, refresh=True)
+            except (OSError, ValueError):
+                self.enabled = False
+        elif time.monotonic() - self.started >= self.delay:
+            self.note(text)
 
     def _open(self, total, desc=None):
         self.bar = self.tqdm(total=total, desc=desc or self.label, unit=self.unit, file=self.stream,
@@ -45,7 +76,10 @@ class Progress:
 
     def __call__(self, done, total) -> None:
         """``done`` of ``total`` units finished (the simulate/sweep callback)."""
-        if not self.enabled or self.tqdm is None:
+        if not self.enabled:
+            return
+        if self.tqdm is None:
+            self._plain(f"{done}/{total} {self.unit}")
             return
         try:
             if self.bar is None:

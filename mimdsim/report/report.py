@@ -132,9 +132,7 @@ class Report(JsonOutput):
             f"{self.clock_hz / 1e9:.3g} GHz)",
             *([uncertainty_line(self.uncertainty, self.seconds_per_step)] if self.uncertainty else []),
             *([energy_line(self.energy)] if self.energy else []),
-            *([f"  program          {self.placement['schedule']}, {self.placement.get('precision', 'fp32')}"
-               + (f" ({self.placement['schedule_reason']})" if self.placement.get("schedule_reason") else "")]
-              if self.platform == "mimd" and self.placement.get("schedule") else []),
+            *(program_lines(self.placement, f"  {'program':<17}") if self.platform == "mimd" else []),
             "",
             f"  {'phase':<10}" + "".join(f"{k:>14}" for k in kinds) + f"{'total':>14}{'share':>8}",
         ]
@@ -317,6 +315,21 @@ def energy_line(e: dict) -> str:
 
 def _joules(j: float) -> str:
     return f"{j * 1e3:,.3g} mJ" if j < 1 else f"{j:,.3g} J"
+
+
+def program_lines(placement: dict, lead: str = "  program: ") -> list:
+    """The program that ran, its number format and why (the model's default, asked for, or forced by a
+    setting, named), then each other program the network could run, one line each."""
+    if not placement.get("schedule"):
+        return []
+    why = placement.get("schedule_reason")
+    lines = [Message(f"{lead}{placement['schedule']}, {placement.get('precision', 'fp32')}",
+                     *((" (", why, ")") if why else ()))]
+    others = placement.get("other_programs") or []
+    if others:
+        lines.append(Message(" " * (len(lead) - 2) + "  also runs (", Param("schedule", shown="NAME"), "):"))
+        lines += [f"{' ' * len(lead)}  {o['schedule']:<10}{o['about']}" for o in others]
+    return lines
 
 
 def matmul_plan_lines(placement: dict) -> list[str]:

@@ -306,6 +306,15 @@ class Network:
     def describe(self) -> str:
         return describe_sizes(self.sizes)
 
+    def __repr__(self) -> str:
+        """One line: sizes, neuron models, list capacities, delay and loss (the weights left out)."""
+        kinds = ["published sparse LIF"] if not self.layers else dict.fromkeys(
+            s.model + ("" if s.recurrence == "none" else f"+{s.recurrence} recurrence") for s in self.specs)
+        dense = all(k == n for k, n in zip(self.capacities, self.sizes))
+        lists = "every neuron listed" if dense else f"list capacities {'-'.join(map(str, self.capacities))}"
+        return (f"Network({self.describe()}, {'/'.join(kinds)}, {lists}, delay {self.delay}, "
+                f"loss {self.readout.loss}, {np.dtype(self.dtype).name})")
+
     def validate_weights(self) -> None:
         self._validate_extra()
         if len(self.weights) != self.num_layers:

@@ -168,7 +168,9 @@ class NeuronSpec:
     ``beta``, ``alpha`` and ``threshold`` are one number or one per neuron (a tuple).
     ``theta2`` is the sparse list's gradient-candidate threshold: neurons with
     ``theta2 < u <= threshold`` are listed for a surrogate gradient after the spikes
-    (``-inf``, the default, lists every neuron the capacity allows).
+    (``-inf``, the default, lists every neuron the capacity allows). ``surrogate`` defaults to the snnTorch IPU
+    study's fast sigmoid (slope 25), as ``--neuron``'s models (:mod:`mimdsim.snn.zoo`); snnTorch's classes default to
+    ``surrogate="atan"``.
     """
 
     model: str = "leaky"
@@ -179,7 +181,9 @@ class NeuronSpec:
     reset_delay: bool = True
     learn_beta: bool = False
     learn_threshold: bool = False
-    surrogate: Surrogate | str = "atan"
+    # the snnTorch IPU study's surrogate (surrogate.fast_sigmoid(), slope 25), so that NeuronSpec("leaky") is
+    # the model --neuron leaky runs and what PopTorch builds counts; snnTorch's own class default is atan
+    surrogate: Surrogate | str = "fast_sigmoid"
     gain: float = 1.0
     recurrence: str = "none"
     learn_recurrent: bool = True

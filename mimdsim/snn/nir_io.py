@@ -18,7 +18,8 @@ NIR nodes are continuous-time; mimdsim discretises them with forward Euler at st
 A spiking NIR neuron resets to ``v_reset`` (which must be 0) in the step it spikes: reset
 "zero" with ``reset_delay=False``, as snnTorch's ``import_from_nir``. ``v_leak`` is folded
 into the bias (``b += v_leak / r``). NIR carries no surrogate, reset mechanism or graded
-spikes; ``to_nir`` stores mimdsim's full spec in each node's ``metadata["mimdsim"]`` so
+spikes; a graph's neurons take NeuronSpec's default surrogate (the fast sigmoid, slope 25, as
+``--neuron``'s models); ``to_nir`` stores mimdsim's full spec in each node's ``metadata["mimdsim"]`` so
 that ``from_nir(to_nir(net))`` is the identity, and other tools ignore it.
 """
 from __future__ import annotations

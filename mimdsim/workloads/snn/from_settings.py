@@ -62,6 +62,7 @@ def build_run(values: dict):
     """The network, the system and the keyword arguments of :func:`~mimdsim.simulate` that the
     settings ``values`` (SNN workload) describe."""
     v = values
+    by_default = poptorch_by_default(v)  # before the defaults fill model.max_activity in
     if v.get("workload.name", "snn") != "snn":  # sweeps build the SNN step only; never run it silently instead
         raise ConfigError(f"workload.name = {v['workload.name']!r} runs through `mimdsim compare` (",
                           setting("workload.name", v["workload.name"]), ") or `mimdsim run`; sweep files sweep the SNN "
@@ -75,6 +76,11 @@ def build_run(values: dict):
                                   "draws spikes at ", setting("run.activity"), " and candidates at ",
                                   setting("run.candidate_activity"), "): add ", setting("run.execute", True), ", or ",
                                   "drop ", setting(key, action="drop"))
+    if by_default and v.get("run.neurons_per_tile") is not None:
+        raise ConfigError(setting("run.neurons_per_tile"), " places the spike-list programs' neurons; the default "
+                          "program of an snnTorch model, what PopTorch builds, splits every matmul over the chip's tiles "
+                          "itself: drop ", setting("run.neurons_per_tile", action="drop"), " or add ",
+                          setting("run.schedule", "fused"))
     if v.get("run.schedule") == "poptorch" and v.get("run.neurons_per_tile") is not None:
         raise ConfigError(setting("run.neurons_per_tile"), " places the spike-list programs' neurons; ",
                           setting("run.schedule", "poptorch"), "'s planner splits every matmul over the chip's tiles "
@@ -101,7 +107,7 @@ def build_run(values: dict):
         v = dict(v, **{"model.layers": DEFAULT_LAYERS if v["model.layers"] is None else v["model.layers"],
                        "model.max_activity": _max_activity(v),
                        "model.theta2": DEFAULT_THETA2 if v["model.theta2"] is None else v["model.theta2"]})
-        net = _layer_network(v)
+        net = _layer_network(v, dense=by_default or v.get("run.schedule") == "poptorch")
     sys_spec = build_system(v)
     # each pair was checked where it entered (a flag, a file's [assume] table, a sweep axis); the table
     # as a whole once more here, for the relations between pairs (an idle power above the maximum)
@@ -124,7 +130,8 @@ def build_run(values: dict):
     if v.get("run.inference"):
         kw["training"] = False
     T, B, n_in, n_out = v["model.timesteps"], v["model.batch"], v["model.layers"][0], v["model.layers"][-1]
-    check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"), schedule=v.get("run.schedule"))
+    check_steps_fit(T, B, net.capacities[0], sys_spec, training=not v.get("run.inference"),
+                    schedule="poptorch" if by_default else v.get("run.schedule"))
     if v["run.execute"] and measured:
         raise ConfigError(setting("run.activity_from", "execute"), " measures the rates a rate-driven run draws; ",
                           setting("run.execute", True), " runs the numerics themselves: drop one of them")
@@ -160,14 +167,13 @@ def build_run(values: dict):
     return net, sys_spec, kw
 
 
-def _layer_network(v):
+def _layer_network(v, dense: bool):
     """The network of ``--layers`` (defaults resolved): the published sparse LIF, or an
-    snnTorch model of the zoo (``--neuron``)."""
+    snnTorch model of the zoo (``--neuron``), every neuron listed when ``dense`` (what PopTorch builds)."""
     from ...snn import Network
 
     if v.get("model.neuron", "published") != "published":  # an snnTorch model (snn/zoo.py)
         from ...snn.zoo import ZOO
-        dense = v.get("run.schedule") == "poptorch"  # dense matmuls carry every neuron
         return Network.build(v["model.layers"], ZOO[v["model.neuron"]], bias=True, loss="ce_count",
                              max_activity=None if dense else v["model.max_activity"], seed=v["run.seed"],
                              weight_scale=v["model.weight_scale"])
@@ -180,6 +186,13 @@ def _layer_network(v):
                                input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                                overflow=v["model.overflow"], seed=v["run.seed"],
                                weight_scale=v["model.weight_scale"], **init)
+
+
+def poptorch_by_default(v) -> bool:
+    """Whether the settings run an snnTorch model (``--neuron``) on its default program, what PopTorch builds:
+    no ``--schedule`` and no ``--max-activity`` (spike lists shorter than the layers run the fused program)."""
+    return (v.get("model.neuron", "published") != "published" and not v.get("model.nir")
+            and v.get("run.schedule") is None and v.get("model.max_activity") is None)
 
 
 def _max_activity(v) -> float:

@@ -25,15 +25,17 @@ from ...arch.execution import BULK_SYNCHRONOUS, family_of
 from ...energy import chip_energy
 from ...engine import run_program
 from ...engine.band import chip_band, unread_by
-from ...errors import CapacityOverflow, ConfigError, Message, Param, join
+from ...errors import CapacityOverflow, ConfigError, Message, MimdsimError, OutOfTileMemory, Param, join, render
 from ...kernels.assumed import NOTHING, Pinned
 from ...program import Program
 from ...report import Report
 from ...snn import Network
 from ...checks import check_choice, check_fractions, check_int, check_seed
 from .placement import search
+from .programs.compile import SCHEDULES, ProgramChoice, choose_program, other_programs
 from .step import PRECISIONS, check_step
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
+from .workload import DEFAULT_ACTIVITY
 from .sources import ExecutionSource, RateSource, SpikeStats
 
 
@@ -136,7 +138,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
       ``[T, B, n_in]`` 0/1 and labels ``[B]``; returns ``run.loss``, ``run.grads``, ``run.report``.
       Pass ``optimizer=mimdsim.Adam(...)`` to also apply the update to ``net.weights``.
     * rate-driven: ``simulate(net, chip, timesteps=T, batch_size=B, activity=0.01)``;
-      ``activity`` per neuron layer (one number or a list), ``candidate_activity``
+      ``activity`` per neuron layer (one number or a list; None: 0.005, the command line's default),
+      ``candidate_activity``
       (default: = activity) and ``input_activity`` (default: = activity of layer 1).
     ``strict=True`` raises :class:`CapacityOverflow` if any spike list overflowed.
     ``timeline`` (a list) receives one record per superstep execution, for traces;
@@ -144,11 +147,14 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``training=False`` runs inference: the forward pass and the loss only (no gradients,
     no update; the memory plan keeps one step of state), ``run.grads`` is None.
     ``schedule``: ``"published"`` runs the program the published study built (its op, counted
-    from its source), ``"fused"`` mimdsim's hand-fused supersteps; None picks ``"published"``
-    for the published sparse LIF and ``"fused"`` otherwise. ``report.placement["schedule"]``
-    says which ran; ``"poptorch"`` runs the dense program PopTorch builds from snnTorch (real-valued
-    inputs allowed; ``report.placement["matmul_plan"]`` shows every matmul's split), and with
-    ``static_input=True`` streams one input per sample for all steps (the study's pixels).
+    from its source), ``"fused"`` mimdsim's hand-fused supersteps, ``"poptorch"`` the dense program
+    PopTorch builds from snnTorch (real-valued inputs allowed; ``report.placement["matmul_plan"]`` shows
+    every matmul's split; with ``static_input=True`` one input per sample streamed for all steps, the
+    study's pixels). None runs what the model's own software builds (``programs.compile.choose_program``):
+    ``"published"`` for the published sparse LIF, ``"poptorch"`` for snnTorch and NIR models, unless a
+    setting forces another (fp16 or ``overflow="random"``: the published op cannot; list capacities
+    below the layer sizes: PopTorch's program lists every neuron). ``report.placement`` says which ran
+    (``"schedule"``), why (``"schedule_reason"``) and what else the network could run (``"other_programs"``).
     ``assume``: ``{name: value}`` pins named assumptions (``mimdsim.assumptions``; ``--assume``);
     ``activity_source``: rate-driven, where the rates were measured (``activity.activity_from_execution``'s
     ``source``); the report's note says so instead of calling them assumed.
@@ -175,7 +181,9 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     program = choice.program
     source = _work_source(net, call, program)
     report = _run_and_band(call, program, source, timeline=timeline, progress=progress, band=band)
-    _add_layers_and_placement(report, choice, source)
+    _add_layers_and_placement(report, choice, source, call.choice.why,
+                              other_programs(call.structure, net.sizes, net.capacities, call.precision,
+                                             program.plan.schedule, net.overflow == "random"))
     _add_energy(call, report, program)
     _add_notes(net, call, report, choice, source, activity_source)
     if strict:
@@ -241,7 +249,7 @@ class _Call:
     seed: int
     precision: str
     structure: object  # the network's structure, theta2 left out (it shapes nothing in the program)
-    schedule: str | None
+    choice: ProgramChoice  # the program and why it runs
     static_input: bool
     neurons_per_tile: int | None
     chips_used: int | None
@@ -267,32 +275,6 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
                           Param("training", False, key="run.inference", setting_value=True), ": inference computes no "
                           "gradients to apply; drop the optimizer or run a training step")
     opt_kind = optimizer.kind if optimizer is not None else "adam"
-    execution = inputs is not None
-    x = y = None
-    if execution:
-        if activity is not None or timesteps is not None or batch_size is not None:
-            raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
-                              "(rate-driven), not both")
-        net.validate_weights()
-        x, y = _check_inputs(net, inputs, labels, analog=schedule == "poptorch")
-        if static_input and not (x == x[:1]).all():
-            raise ConfigError(Param("static_input", True), " streams one input per sample for every step, but "
-                              "inputs[t] differs from inputs[0]; give the same input at every step or ",
-                              Param("static_input", False))
-        T, B = x.shape[:2]
-    else:
-        if labels is not None:
-            raise ConfigError("labels given without inputs; pass inputs=[T, B, n_in] spikes too")
-        if activity is None or timesteps is None or batch_size is None:
-            raise ConfigError("rate-driven simulate needs timesteps=, batch_size= and activity= "
-                              "(or pass inputs= and labels= for an execution-driven run)")
-        T, B = timesteps, batch_size
-    check_step(T, B, opt_kind)
-    check_seed("seed", seed)
-    if neurons_per_tile is not None:
-        check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
-    if chips_used is not None:
-        check_int("chips_used", chips_used, low=1, fix=("the chips the layers use, at most ", Param("chips")))
     if precision is None:
         precision = "fp32"
     check_choice("precision", precision, tuple(PRECISIONS))
@@ -303,24 +285,62 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
     # numerics read it from net.specs, so it is left out of the compiled program's key
     st = net.structure
     st = dataclasses.replace(st, layers=tuple(dataclasses.replace(s, theta2=-math.inf) for s in st.layers))
-    if net.overflow == "random":  # the published op keeps the lowest ids: a random subset is another program
-        if schedule == "published":
-            raise ConfigError(Param("schedule", "published"), " keeps the lowest ids of an overflowing list, as the "
-                              "op does; this network drops a random subset (", Param("overflow", "random"), "): use ",
-                              Param("schedule", "fused"), " or ", Param("overflow", "lowest-index"))
-        schedule = schedule or "fused"
+    if net.overflow == "random" and schedule == "published":  # the op keeps the lowest ids: a random subset is another program
+        raise ConfigError(Param("schedule", "published"), " keeps the lowest ids of an overflowing list, as the "
+                          "op does; this network drops a random subset (", Param("overflow", "random"), "): use ",
+                          Param("schedule", "fused"), " or ", Param("overflow", "lowest-index"))
+    if schedule is not None:
+        check_choice("schedule", schedule, SCHEDULES)
+    # the program: asked for, else what the model's own software builds, unless a setting forces another
+    choice = choose_program(st, net.sizes, net.capacities, precision=precision, schedule=schedule,
+                            random_overflow=net.overflow == "random")
+    execution = inputs is not None
+    x = y = None
+    if execution:
+        if activity is not None or timesteps is not None or batch_size is not None:
+            raise ConfigError("give either inputs/labels (execution-driven) or timesteps/batch_size/activity "
+                              "(rate-driven), not both")
+        net.validate_weights()
+        x, y = _check_inputs(net, inputs, labels, analog=choice.schedule == "poptorch")
+        if static_input and not (x == x[:1]).all():
+            raise ConfigError(Param("static_input", True), " streams one input per sample for every step, but "
+                              "inputs[t] differs from inputs[0]; give the same input at every step or ",
+                              Param("static_input", False))
+        T, B = x.shape[:2]
+    else:
+        if labels is not None:
+            raise ConfigError("labels given without inputs; pass inputs=[T, B, n_in] spikes too")
+        if timesteps is None or batch_size is None:
+            raise ConfigError("rate-driven simulate needs timesteps= and batch_size= (activity= defaults to "
+                              f"{DEFAULT_ACTIVITY:g}, as on the command line), or pass inputs= and labels= for an "
+                              "execution-driven run")
+        if activity is None:  # the command line's default rate: half the default max activity
+            activity = DEFAULT_ACTIVITY
+        T, B = timesteps, batch_size
+    check_step(T, B, opt_kind)
+    check_seed("seed", seed)
+    if neurons_per_tile is not None:
+        check_int("neurons_per_tile", neurons_per_tile, low=1, fix=NEURONS_PER_TILE_FIX)
+    if chips_used is not None:
+        check_int("chips_used", chips_used, low=1, fix=("the chips the layers use, at most ", Param("chips")))
     return _Call(system, assume, training, optimizer, opt_kind, execution, x, y, activity, candidate_activity,
-                 input_activity, T, B, seed, precision, st, schedule, static_input, neurons_per_tile, chips_used,
+                 input_activity, T, B, seed, precision, st, choice, static_input, neurons_per_tile, chips_used,
                  reserve_tile0)
 
 
 def _choose_program(net: Network, call: _Call):
     """Stage 2: the program, its placement searched (or pinned), compiled and checked once per shape;
     an assumption pinned that it never reads is refused."""
-    choice = _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
-                       call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
-                       call.precision, call.training, call.schedule, bool(call.static_input), call.chips_used,
-                       A.of_kind(call.assume, "codelet", "host"))
+    def compiled(schedule):
+        return _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
+                         call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
+                         call.precision, call.training, schedule, bool(call.static_input), call.chips_used,
+                         A.of_kind(call.assume, "codelet", "host"))
+
+    try:
+        choice = compiled(_compiled_schedule(call.choice))
+    except OutOfTileMemory as e:  # name every program of this network that does fit, or that none does
+        raise _with_programs_that_fit(e, net, call, compiled) from None
     program, assume = choice.program, call.assume
     unread = unread_by(program, assume)
     if unread:  # pinned, it would change nothing: refused, not dropped (as refuse_unread does for presets)
@@ -331,6 +351,30 @@ def _choose_program(net: Network, call: _Call):
                           f"that reads it, so it would change nothing ({readers}); drop it, or run a schedule that uses "
                           f"it", remedies=[Param(n, key="assume." + n, action="drop") for n in unread])
     return choice
+
+
+def _with_programs_that_fit(error: OutOfTileMemory, net: Network, call: _Call, compiled) -> OutOfTileMemory:
+    """``error`` with the other programs of this network that fit the chip (each compiled and checked), or
+    the note that none does."""
+    fit = []
+    for name, _ in other_programs(call.structure, net.sizes, net.capacities, call.precision, call.choice.schedule,
+                                  net.overflow == "random"):
+        try:
+            compiled(None if name == "dense" else name)
+        except MimdsimError:
+            continue
+        fit.append(name)
+    tail = (("the other programs that fit: ", *join(*(Param("schedule", n) for n in fit), sep=", ")) if fit else
+            ("no other program of this network fits either",))
+    out = error.prefixed()
+    out.parts = join(*error.parts, f" That is the {call.choice.schedule} program; ", *tail)
+    Exception.__init__(out, render(out.parts))
+    return out
+
+
+def _compiled_schedule(choice: ProgramChoice) -> str | None:
+    """The schedule the compiler is given: the chosen one (None lets a dense=True network lower its own)."""
+    return None if choice.schedule == "dense" else choice.schedule
 
 
 def _work_source(net: Network, call: _Call, program: Program):
@@ -359,10 +403,13 @@ def _run_and_band(call: _Call, program: Program, source, *, timeline, progress, 
     return report
 
 
-def _add_layers_and_placement(report: Report, choice, source) -> None:
-    """Stage 5: the workload's report sections: per-layer spike statistics, the placement and its search."""
+def _add_layers_and_placement(report: Report, choice, source, why, others) -> None:
+    """Stage 5: the workload's report sections: per-layer spike statistics, the placement and its search,
+    the program that ran and why (``schedule_reason``), and the others the network could run."""
     program = choice.program
     report.layers, report.placement = layer_statistics(program, source.stats), placement(program)
+    report.placement["schedule_reason"] = why
+    report.placement["other_programs"] = [{"schedule": name, "about": about} for name, about in others]
     if choice.searched:
         report.placement["search"] = [c.describe() for c in choice.candidates[:3]]
 
@@ -380,6 +427,9 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source, activi
                            searched=choice.searched)
     if idle:  # more chips asked for than the layers reach: say so, never silently the one-chip answer
         report.notes.append(idle)
+    note = workers_note(system.chip)
+    if note:
+        report.notes.append(note)
     if not call.execution:  # capacity (max activity) and firing rate are different numbers: say which was assumed
         pct = lambda v: ", ".join(f"{100 * a:.3g}%" for a in v)  # noqa: E731
         if activity_source:  # measured, not assumed: say where (the mode heads simulate's and compare's tables)
@@ -395,10 +445,11 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source, activi
             f"activity); run with ", Param("inputs", key="run.execute", setting_value=True, python="inputs="),
             " for rates from the dynamics"))
     late = [l for l in range(1, L + 1) if net.delay * (l - 1) >= T]  # the pipelined delay: input from step l-1
-    if program.plan.schedule_reason:
-        report.notes.append(Message(f"{program.plan.schedule_reason}, so a gain over the published program's fp32 "
-                                    f"step mixes the number format with the program; ", Param("schedule", "fused"),
-                                    ", ", Param("precision", "fp32"), " holds the program fixed"))
+    if call.choice.schedule == "fused" and call.precision != "fp32" and call.choice.why.startswith("forced"):
+        report.notes.append(Message(f"{call.precision} runs the fused program (the published op is fp32 only), so a "
+                                    f"gain over the published program's fp32 step mixes the number format with the "
+                                    f"program; ", Param("schedule", "fused"), ", ", Param("precision", "fp32"),
+                                    " holds the program fixed"))
     if late:
         report.notes.append(Message(f"layer(s) {', '.join(map(str, late))} receive no input within T = {T} steps (with "
                                     f"the inter-layer delay of 1, layer l's first input arrives at step l-1): they stay "
@@ -419,6 +470,21 @@ def _add_notes(net: Network, call: _Call, report: Report, choice, source, activi
             msg = "every weight gradient is zero in this step: no listed neuron received a surrogate gradient"
             report.notes.append(msg)
             warnings.warn(msg, stacklevel=3)
+
+
+def workers_note(chip) -> str | None:
+    """What a worker count other than the preset's means: a tile issues one instruction per cycle, round robin
+    over its workers, so more workers split the work finer at the same issue rate and add per-worker overhead."""
+    from ...arch import PRESETS, chip as preset
+    if chip.name not in PRESETS or chip.workers == preset(chip.name).workers:
+        return None
+    base = preset(chip.name).workers
+    return (f"workers = {chip.workers} ({chip.name}: {base}): a tile issues one instruction per cycle, round robin "
+            f"over its workers (barrel threading), so each of {chip.workers} workers issues every {chip.workers} "
+            f"cycles and a vertex costs {chip.workers} x its busiest worker's instructions: "
+            f"{'more' if chip.workers > base else 'fewer'} workers change how the work divides (idle issue slots where "
+            f"it divides unevenly), never how many instructions a tile runs per cycle (docs/cost-model.md, 1.2); a "
+            f"faster tile is a higher clock_hz")
 
 
 def _refuse_overflow(report: Report) -> None:
@@ -466,5 +532,4 @@ def placement(program: Program) -> dict:
             "reserved_tiles": list(lay.reserved_tiles), "optimizer": plan.optimizer,
             "precision": program.meta.precision, "delay": plan.delay,
             "program": "training" if program.meta.training else "inference", "schedule": plan.schedule,
-            **({"schedule_reason": plan.schedule_reason} if plan.schedule_reason else {}),
             **({"weight_grad_copies": plan.weight_grad_copies} if plan.weight_grad_copies else {})}

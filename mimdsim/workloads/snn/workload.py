@@ -12,6 +12,9 @@ from ..declaration import Source, Workload
 
 DEFAULT_LAYERS = [2312, 978, 978, 976, 10]
 DEFAULT_MAX_ACTIVITY, DEFAULT_THETA2 = 0.01, 0.9  # of --layers networks (None in the table: see from_settings)
+# the firing rate a rate-driven run assumes when none is given (the CLI's --activity and simulate's activity=):
+# half the default max activity, as Network.feedforward's initial weights target half of each list's capacity
+DEFAULT_ACTIVITY = DEFAULT_MAX_ACTIVITY / 2
 
 NETWORK_AND_RUN = (
     Setting("model.layers", "--layers", "int_list", None,
@@ -47,7 +50,8 @@ NETWORK_AND_RUN = (
             "simulate inference: the forward pass and loss only (no backward, no update, one step of state)",
             commands=("simulate",)),
     Setting("run.activity", "--activity", "fraction_list", None,
-            "rate-driven spike fraction per step (default: max activity / 2)"),
+            f"rate-driven spike fraction per step (default: max activity / 2, {DEFAULT_MAX_ACTIVITY / 2:g} unset; the "
+            "Python API's activity= default too)"),
     Setting("run.candidate_activity", "--candidate-activity", "fraction_list", None,
             "rate-driven fraction of gradient candidates (default: = activity)"),
     Setting("run.input_activity", "--input-activity", "float", None, "input spike fraction (default: = activity)"),
@@ -75,9 +79,10 @@ PROGRAM = (
             "the optimizer whose update the step runs on the chip (the study: adam multi-layer, sgd multi-neuron)",
             choices=("adam", "sgd"), commands=("simulate", "compare")),
     Setting("run.schedule", "--schedule", "str", None,
-            "the program: SNN 'published' (the study's op as built; the default for its sparse LIF), 'fused' "
-            "(hand-fused supersteps; the default otherwise) or 'poptorch' (dense, poplin-planned matmuls as PopTorch "
-            "builds snnTorch); kalman 'published' (TRACKR's codelet as built; default), 'fused' (register-resident) "
+            "the program (default: what the model's own software builds, said in the report): SNN 'published' (the "
+            "study's op as built; the default for its sparse LIF), 'poptorch' (dense, poplin-planned matmuls as "
+            "PopTorch builds snnTorch; the default for --neuron and NIR models) or 'fused' (mimdsim's hand-fused "
+            "spike-list supersteps; runs when --max-activity, --overflow random or fp16 rule the default out); kalman 'published' (TRACKR's codelet as built; default), 'fused' (register-resident) "
             "or 'per-op'",
             choices=("published", "fused", "poptorch", "per-op"), commands=("simulate", "compare")),
     Setting("run.static_input", "--static-input", "bool", False,

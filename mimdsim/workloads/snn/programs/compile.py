@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ....compiler.memory import add_code
-from ....errors import ConfigError, Param
+from ....errors import ConfigError, Message, Param
 from ....program import Loop, Program, ProgramMeta, TensorAlloc
 from ....snn.network import Structure, describe_sizes
 from ....checks import check_choice
@@ -20,21 +20,87 @@ from . import dense, fused, poptorch, published
 from .lowering import LayerContext, SnnPlan, default_structure
 
 SCHEDULES = ("published", "fused", "poptorch")
+# One line per program, as the report lists the programs that did not run
+DESCRIPTIONS = {
+    "published": "the study's sparse op as built (Finkbeiner et al.'s graphcore_snn, counted from its source)",
+    "fused": "mimdsim's hand-fused spike-list supersteps (what hand-optimised code could reach)",
+    "poptorch": "the dense program PopTorch builds from snnTorch (poplin-planned matmuls over the chip)",
+    "dense": "mimdsim's dense-activation program (a matmul per step; dense=True networks)",
+}
+# snnTorch's class of each neuron model (recurrent variants: its R-classes)
+SNNTORCH_CLASSES = {("leaky", False): "Leaky", ("leaky", True): "RLeaky", ("synaptic", False): "Synaptic",
+                    ("synaptic", True): "RSynaptic", ("alpha", False): "Alpha", ("lapicque", False): "Lapicque"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramChoice:
+    """The program a step runs and why: the model's default, asked for, or forced by another setting."""
+    schedule: str
+    why: Message
+
+
+def model_name(st: Structure) -> str:
+    """The network's neuron model as its software names it: the study's sparse LIF, or snnTorch's classes."""
+    if all(published.is_published_neuron(s) for s in st.layers):
+        return "the study's sparse LIF"
+    names = dict.fromkeys(SNNTORCH_CLASSES.get((s.model, s.recurrence != "none"), s.model) for s in st.layers)
+    return "snnTorch " + "/".join(names)
+
+
+def choose_program(st: Structure, sizes, capacities, *, precision="fp32", schedule=None,
+                   random_overflow=False) -> ProgramChoice:
+    """The program a network runs: ``schedule`` when asked, else what the model's own software builds
+    (the published sparse LIF: the study's op; snnTorch and NIR models: what PopTorch builds from
+    snnTorch), unless a setting forces another (named with it)."""
+    if schedule is not None:
+        return ProgramChoice(schedule, Message("asked with ", Param("schedule", schedule)))
+    if any(st.dense):
+        if any(s.recurrence == "all-to-all" for s in st.layers):  # the dense-activation program refuses it
+            return ProgramChoice("poptorch", Message("forced by ", Param("dense", True, python="Network.build(dense=True)"),
+                                                     " with all-to-all recurrence, which the dense-activation program "
+                                                     "refuses"))
+        return ProgramChoice("dense", Message("forced by ", Param("dense", True, python="Network.build(dense=True)")))
+    model = model_name(st)
+    if published.runs_published(st):
+        if precision != "fp32":
+            return ProgramChoice("fused", Message("forced by ", Param("precision", precision),
+                                                  ": the published op is fp32 only"))
+        if random_overflow:
+            return ProgramChoice("fused", Message("forced by ", Param("overflow", "random"), ": the published op "
+                                                  "keeps the lowest ids of an overflowing list"))
+        return ProgramChoice("published", Message(f"default for {model}: the study's op as built"))
+    if tuple(capacities) != tuple(sizes):  # PopTorch's dense program carries every neuron
+        return ProgramChoice("fused", Message("forced by ", Param("max_activity"), " or ",
+                                              Param("input_capacity", key="model.input_capacity"), " (spike lists "
+                                              f"shorter than the layers): what PopTorch builds for {model} lists "
+                                              "every neuron"))
+    return ProgramChoice("poptorch", Message(f"default for {model}: what PopTorch builds"))
+
+
+def other_programs(st: Structure, sizes, capacities, precision, ran: str, random_overflow=False) -> tuple:
+    """``(name, description)`` of every other program this network could run with ``--schedule``."""
+    runs = ["fused"] if not any(st.dense) else ["dense"]
+    if published.runs_published(st) and precision == "fp32" and not random_overflow:
+        runs.insert(0, "published")
+    if tuple(capacities) == tuple(sizes) and not published.runs_published(st):
+        runs.append("poptorch")
+    return tuple((name, DESCRIPTIONS[name]) for name in runs if name != ran)
 
 
 def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: int,
                     neurons_per_tile=None, reserve_tile0=True, optimizer="adam",
                     scan_chunk=64, structure: Structure | None = None, precision: str = "fp32",
                     training: bool = True, schedule: str | None = None, static_input: bool = False,
-                    weight_grad_copies: int | None = None) -> Program:
+                    weight_grad_copies: int | None = None, random_overflow: bool = False) -> Program:
     """Map, plan memory and lower one training step. ``sizes``/``capacities`` include the input.
 
     ``schedule``: ``"published"`` lowers the program the published study ran (its op as built,
     :mod:`.published`), ``"fused"`` mimdsim's hand-fused spike-list supersteps (:mod:`.fused`;
     what a hand-optimised implementation could reach), ``"poptorch"`` the dense program PopTorch
     builds from snnTorch (:mod:`.poptorch`: poplin-planned matmuls over the whole chip). None picks
-    ``"published"`` for the published sparse LIF in float32 and ``"fused"`` for every other model.
-    Dense activations (``structure.dense``) have their own program, except with all-to-all
+    what the model's own software builds (:func:`choose_program`): ``"published"`` for the published
+    sparse LIF, ``"poptorch"`` for snnTorch and NIR models, unless a setting forces another
+    (fp16, ``random_overflow``, spike lists shorter than the layers). Dense activations (``structure.dense``) have their own program, except with all-to-all
     recurrence, which that program refuses: then ``"poptorch"``.
 
     ``structure`` (``Network.structure``) gives each layer's neuron model, bias, the
@@ -59,17 +125,13 @@ def compile_program(sizes, capacities, system, *, timesteps: int, batch_size: in
     st = structure if structure is not None else default_structure(L)
     if len(st.layers) != L:
         raise ConfigError(f"structure describes {len(st.layers)} layers; the sizes give {L}")
-    if schedule is None and any(st.dense) and any(s.recurrence == "all-to-all" for s in st.layers):
-        schedule = "poptorch"  # the dense-activation program refuses all-to-all recurrence
-    reason = None  # why a program other than the model's usual one runs, where the settings chose it
-    if schedule is None:
-        schedule = "published" if published.runs_published(st) and precision == "fp32" else "fused"
-        if published.runs_published(st) and precision != "fp32":
-            reason = f"{precision} runs the fused program: the published op is fp32 only"
-    if schedule not in SCHEDULES:
+    if schedule is not None and schedule not in SCHEDULES:
         raise ConfigError(Param("schedule", schedule), f" is not one of {', '.join(map(repr, SCHEDULES))}: 'published' "
                           f"is the study's op as built, 'fused' mimdsim's hand-fused supersteps, 'poptorch' the dense "
                           f"program PopTorch builds", param=Param("schedule", schedule), limit=SCHEDULES)
+    choice = choose_program(st, sizes, capacities, precision=precision, schedule=schedule,
+                            random_overflow=random_overflow)
+    schedule, reason = choice.schedule, choice.why
     if weight_grad_copies is not None and (schedule != "published" or weight_grad_copies not in (1, 6)):
         raise ConfigError(f"weight_grad_copies={weight_grad_copies!r}: the published op's weight gradient runs "
                           f"6 per-worker copies or 1 single-thread vertex; it applies to ", Param("schedule", "published"),

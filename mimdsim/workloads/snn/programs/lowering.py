@@ -71,7 +71,7 @@ class SnnPlan:
     schedule: str = "fused"  # "published" (the study's op as built) or "fused" (hand-fused supersteps)
     weight_grad_copies: int | None = None  # published: per-worker gradient copies per tile (1: single-thread)
     matmuls: tuple = ()  # poptorch: every matmul's poplin plan (mimdsim.poplibs.matmul_plan.MatmulPlan)
-    schedule_reason: str | None = None  # why the settings picked another program than the model's usual one
+    schedule_reason: str | None = None  # why this program ran: the model's default, asked for, or forced (a Message)
 
     @property
     def delay(self) -> int:
