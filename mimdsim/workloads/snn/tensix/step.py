@@ -134,7 +134,10 @@ def tensix_simulate(net, chip, *, timesteps, batch_size, activity, input_activit
         memory={"device_bytes": used, "device_bytes_limit": int(spec.dram_bytes), "by_category": memory},
         layers=layers,
         placement={"framework": "ttnn (eager, from PyTorch)", "precision": f"{precision} {fidelity}",
-                   "optimizer": opt, "schedule": "ttnn eager", "kernel_launches": int(device.size), "bound": bound,
+                   "optimizer": opt, "schedule": "ttnn eager",
+                   "schedule_reason": "the only program for a Tensix chip: a PyTorch model's ops dispatched to ttnn "
+                                      "one by one, as run without trace capture",
+                   "kernel_launches": int(device.size), "bound": bound,
                    "cores": spec.cores, "traced_seconds_per_step": traced_s},
         notes=[f"snnTorch's op stream as ttnn ops ({int(device.size):,} per step, {precision} {fidelity}, ttnn's "
                f"default program configs; docs/tensix.md); {bound}-bound: the device waits "
