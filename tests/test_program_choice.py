@@ -119,3 +119,15 @@ def test_op_prints_achieved_flops_and_the_share_of_peak(capsys):
     from mimdsim.cli.parser import build_parser
     sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices and "op" in a.choices)
     assert "OP_" not in sub.choices["op"].format_help()  # the flags' metavars, not the internal names
+
+
+@pytest.mark.parametrize("neuron", ["leaky", "synaptic"])
+def test_an_executed_snntorch_model_on_its_default_program_spikes_in_every_layer(neuron, tmp_path, capsys):
+    """The zoo's weights are set for the input rate the executed step draws (its output layer fell silent
+    when they were set for the 5 % default input instead)."""
+    out = tmp_path / "run.json"
+    assert main(["simulate", "--layers", "784,1000,10", "--neuron", neuron, "--timesteps", "25", "--batch", "32",
+                 "--execute", "--quiet", "--json", str(out)]) == 0
+    assert "never spiked" not in capsys.readouterr().err
+    layers = json.loads(out.read_text())["layers"]
+    assert all(ly["spikes"] > 0 for ly in layers), [ly["spikes"] for ly in layers]

@@ -172,16 +172,16 @@ def _layer_network(v, dense: bool):
     snnTorch model of the zoo (``--neuron``), every neuron listed when ``dense`` (what PopTorch builds)."""
     from ...snn import Network
 
+    init = {}
+    if v["model.weight_scale"] is None and (v["run.execute"] or v.get("run.activity_from") == "execute"):
+        # the activity rule, at the input rate the executed step draws (else a layer can fall silent)
+        init["input_activity"] = _input_rate(v)
     if v.get("model.neuron", "published") != "published":  # an snnTorch model (snn/zoo.py)
         from ...snn.zoo import ZOO
         return Network.build(v["model.layers"], ZOO[v["model.neuron"]], bias=True, loss="ce_count",
                              max_activity=None if dense else v["model.max_activity"], seed=v["run.seed"],
-                             weight_scale=v["model.weight_scale"])
+                             weight_scale=v["model.weight_scale"], **init)
     check_sizes_fit(v)  # from shapes alone, before the weights are allocated
-    init = {}
-    if v["model.weight_scale"] is None and (v["run.execute"] or v.get("run.activity_from") == "execute"):
-        # the activity rule, at the input rate the executed step draws
-        init["input_activity"] = _input_rate(v)
     return Network.feedforward(v["model.layers"], max_activity=v["model.max_activity"],
                                input_capacity=v["model.input_capacity"], theta2=v["model.theta2"],
                                overflow=v["model.overflow"], seed=v["run.seed"],
