@@ -54,6 +54,18 @@ PROGRAMS = {
 COMPILE_MODE = {"traced:norse": "reduce-overhead"}
 
 
+# the version pip installs for each: the benchmark's own, except SpikingJelly's (0.0.0.0.15 was a git build; the
+# package index's nearest is 0.0.0.0.14)
+PIP_VERSIONS = {"traced:spikingjelly-torch": "0.0.0.0.14"}
+
+
+def install_line(program: str) -> str:
+    """The pip command that installs what tracing ``program`` needs: PyTorch (the CPU build the project pins,
+    ``mimdsim[torch]``) and the library at the benchmark's version."""
+    dist, benchmark_version = PROGRAMS[program][1], PROGRAMS[program][2]
+    return f'pip install "mimdsim[torch]" {dist}=={PIP_VERSIONS.get(program, benchmark_version)}'
+
+
 def version(program: str) -> str | None:
     """The installed version of ``program``'s library, or None where it is absent or does not import."""
     from importlib import metadata
