@@ -27,6 +27,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, Param
+from ..report.accuracy import accuracy, accuracy_line  # noqa: F401 (compare's line, read from the stored summary)
 from ..checks import did_you_mean
 from ..workloads.declaration import resolve
 from ..workloads.registry import validation_sources
