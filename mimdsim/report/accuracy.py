@@ -7,7 +7,7 @@ its **predicted** rows' median model ÷ measured, never its fitted rows' (a fitt
 validation source's own measurement, so it does not test the model). Read here, low in the package, so that
 ``compare`` can print it without running a validation.
 
-Imported by: report (comparison: ``compare``'s footer and JSON), validation (re-exported).
+Imported by: compare (its validation line), validation (re-exported).
 """
 from __future__ import annotations
 

@@ -326,7 +326,7 @@ def trackr_cpu_parts() -> str:
             f"{spec.turbo_clock_hz / 1e9:.1f} GHz on one thread, {spec.clock_hz / 1e9:.1f} GHz on {spec.cores} cores")
 
 
-# The Open Neuromorphic benchmark names its GPU (an RTX 4090) and no CPU (docs/validation.md, "Hosts of the
+# The Open Neuromorphic benchmark names its GPU (an RTX 4090) and no CPU (docs/validation-history.md, "Hosts of the
 # GPU rows"): its rows are costed on the RTX 4090's default host, a desktop of its generation.
 GPU_ROWS_GPU = "rtx-4090"
 

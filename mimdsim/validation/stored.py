@@ -7,7 +7,7 @@ was fitted) and rewrites the table between :data:`BEGIN` and :data:`END` in docs
 keep the summary equal to a fresh run's and the docs table equal to :func:`docs_table` of the summary;
 ``compare`` reads the summary (:mod:`mimdsim.report.accuracy`) instead of running a validation.
 
-Imported by: validation (re-exported), cli (none; run as a script).
+Imported by: nothing in the package (a script, python -m mimdsim.validation.stored; the tests read it).
 """
 from __future__ import annotations
 
