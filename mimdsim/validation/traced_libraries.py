@@ -54,16 +54,17 @@ PROGRAMS = {
 COMPILE_MODE = {"traced:norse": "reduce-overhead"}
 
 
-# the version pip installs for each: the benchmark's own, except SpikingJelly's (0.0.0.0.15 was a git build; the
-# package index's nearest is 0.0.0.0.14)
-PIP_VERSIONS = {"traced:spikingjelly-torch": "0.0.0.0.14"}
+# what pip installs for each, as .ci/run does: the benchmark's version, except SpikingJelly's (0.0.0.0.15 was a git
+# build; the package index's nearest is 0.0.0.0.14), without dependencies so the pinned torch and numpy stay, and
+# pbr, which Sinabs needs at import
+PIP_SPECS = {"traced:sinabs": "sinabs==1.2.10 pbr==7.1.3", "traced:spikingjelly-torch": "spikingjelly==0.0.0.0.14",
+             "traced:norse": "norse==1.0.0", "traced:rockpool": "rockpool==2.7"}
 
 
 def install_line(program: str) -> str:
-    """The pip command that installs what tracing ``program`` needs: PyTorch (the CPU build the project pins,
-    ``mimdsim[torch]``) and the library at the benchmark's version."""
-    dist, benchmark_version = PROGRAMS[program][1], PROGRAMS[program][2]
-    return f'pip install "mimdsim[torch]" {dist}=={PIP_VERSIONS.get(program, benchmark_version)}'
+    """The pip commands that install what tracing ``program`` needs: PyTorch (the CPU build the project pins,
+    ``mimdsim[torch]``), then the library at the benchmark's version without its dependencies."""
+    return f'pip install "mimdsim[torch]" && pip install --no-deps {PIP_SPECS[program]}'
 
 
 def version(program: str) -> str | None:
