@@ -122,3 +122,11 @@ def test_the_header_says_exactly_what_was_fitted(capsys):
     assert main(["validate", "--source", "trackr-cpu"]) == 0
     out = capsys.readouterr().out
     assert "Nothing fitted." in out and "costed from its parts" in out
+
+
+def test_the_snntorch_rows_say_when_they_fall_back_to_the_census(monkeypatch):
+    from mimdsim.workloads.snn.baselines import eager_trace
+
+    assert "hand census" not in run_source("snntorch-gpu").assumption
+    monkeypatch.setattr(eager_trace, "versions", lambda: None)
+    assert 'pip install "mimdsim[torch]"' in run_source("snntorch-gpu").assumption

@@ -379,7 +379,12 @@ def snntorch_gpu_points(doc, quick):
         model, *ends = [t[p["phase"]] for t in by_n[p["n"]]]
         out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s",
                          model / p["measured_seconds"], band=sorted(ends)))
-    return out, _host_stated()
+    from ..workloads.snn.baselines import eager_trace
+
+    fallback = ("" if eager_trace.versions() is not None else "torch or snnTorch is not installed, so the rows are "
+                "costed from snnTorch 1.0's hand census, not the traced 0.7 call (run them traced: pip install "
+                "\"mimdsim[torch]\"); ")
+    return out, fallback + _host_stated()
 
 
 def snntorch07_phase_seconds(n: int, gpu: str, framework=None, host=None) -> dict:
