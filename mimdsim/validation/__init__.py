@@ -246,7 +246,7 @@ def study_log_points(doc, quick, lists="executed"):
     return out, stated, skipped
 
 
-QUICK = "--quick runs a subset"
+QUICK = "outside the quick subset (quick=True)"
 
 
 def _study_label(p) -> str:
@@ -633,7 +633,7 @@ def summary_table(results, points: bool = False) -> str:
             lines.append(f"  basis: {r.assumption}")
         suspect = r.of_kind("suspect")
         if suspect:
-            lines.append(f"  suspect ({len(suspect)}, shown with --points, not summarised): the model holds the "
+            lines.append(f"  suspect ({len(suspect)}, shown per row, not summarised): the model holds the "
                          f"measurement cannot be the time it models, e.g. {suspect[0].label}: {suspect[0].suspect}")
         for reason, install, labels in _grouped(r.not_run()):
             lines.append(f"  not run ({len(labels)}): {reason}; run them: {install}")
