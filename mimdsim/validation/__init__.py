@@ -415,13 +415,20 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None, host=None) -> dic
     return estimate_trace(trace, gpu, framework=fw, host=default_host(gpu) if host is None else host).phase_seconds()
 
 
+def _quick_skips(row: dict, quick: bool) -> bool:
+    """Whether the quick subset leaves a library row out: a traced program's rows at n > 4096."""
+    from . import traced_libraries
+
+    return quick and row["program"] in traced_libraries.PROGRAMS and row["n"] > 4096
+
+
 def library_rows(doc, quick: bool = False):
     """Each modelled row of the other libraries (``program`` set) with its model seconds and the seconds of
     its GEMMs at the GPU's peak; ``excluded`` names why a row cannot be a device time (faster than its own
     GEMMs at peak: the call returned before the GPU finished). A ``traced:`` program is the library's call
     traced (:mod:`.traced_libraries`); where the library is not installed its row is not costed (``absent``
-    names it, ``install`` the line that installs it) and, with ``quick``, a row at n > 4096 is not costed
-    (``skipped``)."""
+    names it, ``install`` the line that installs it) and, with ``quick``, a row at n > 4096 is not returned
+    (:func:`snn_libraries_gpu_points` counts it as left out)."""
     from ..workloads.snn.baselines import libraries
 
     from . import traced_libraries
@@ -433,8 +440,7 @@ def library_rows(doc, quick: bool = False):
             continue
         m = p["measured_seconds"]
         if prog in traced_libraries.PROGRAMS:
-            if quick and p["n"] > 4096:
-                out.append({**p, "skipped": QUICK, "excluded": ""})
+            if _quick_skips(p, quick):
                 continue
             if traced_libraries.version(prog) is None:
                 out.append({**p, "absent": traced_libraries.PROGRAMS[prog][1], "excluded": "",
@@ -464,20 +470,17 @@ def snn_libraries_gpu_points(doc, quick):
     (``baselines/libraries.py``), the PyTorch-op-by-op ones traced (``traced_libraries.py``). A row faster than
     its own GEMMs at the GPU's peak is suspect (shown with that reason, summarised apart); a traced library
     that is not installed leaves its rows not run, with the line that installs it (docs/validation.md)."""
-    out, left = [], []
+    label = lambda r: f"{r['framework']}, n = {r['n']}, {r['phase']}"  # noqa: E731
+    out, left = [], [LeftOut(label(p), "left out", QUICK) for p in doc["points"] if _quick_skips(p, quick)]
     for r in library_rows(doc, quick):
-        label = f"{r['framework']}, n = {r['n']}, {r['phase']}"
-        if r.get("skipped"):
-            left.append(LeftOut(label, "left out", r["skipped"]))
-            continue
         if r.get("absent"):
-            left.append(LeftOut(label, "not run", f"{r['absent']} is not installed", r["install"]))
+            left.append(LeftOut(label(r), "not run", f"{r['absent']} is not installed", r["install"]))
             continue
         note = "unsynchronised" + (f"; traced, host alone {r['host_seconds'] / r['measured_seconds']:.2f}"
                                    if "host_seconds" in r else "")
         if "eager_seconds" in r:
             note += f"; torch.compile {r['compiled']}, eager {r['eager_seconds'] / r['measured_seconds']:.2f}"
-        out.append(Point(label, r["model_seconds"], r["measured_seconds"], "s",
+        out.append(Point(label(r), r["model_seconds"], r["measured_seconds"], "s",
                          r["model_seconds"] / r["measured_seconds"], note, band=r.get("host_band"),
                          suspect=r["excluded"]))
     return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35; " + _host_stated(), left
