@@ -37,7 +37,7 @@ def test_every_source_has_its_provenance_and_points():
 
 def test_validate_runs_and_no_ratio_regresses():
     """Every source in full: each stored row counted, no worst ratio further from 1 than recorded, and, where every
-    library is installed, the figures stored in mimdsim/validation/data/summary.json (which docs/validation.md's
+    library is installed, the figures stored in mimdsim/validation/data/stored/summary.json (which docs/validation.md's
     table and compare's validation line read) equal to this run's."""
     from mimdsim.validation import stored
 

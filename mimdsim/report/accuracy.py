@@ -1,6 +1,6 @@
 """How well the model has matched measurements of a program's kind: read from ``mimdsim validate``'s stored summary.
 
-``mimdsim/validation/data/summary.json`` is written by ``python -m mimdsim.validation.stored`` from a full
+``mimdsim/validation/data/stored/summary.json`` is written by ``python -m mimdsim.validation.stored`` from a full
 ``mimdsim validate`` run (a test keeps it equal to a fresh run's figures). Each source names the program and the
 neuron model its rows run (``program``, ``neuron``); :func:`accuracy` finds the source of the same kind and gives
 its **predicted** rows' median model ÷ measured, never its fitted rows' (a fitted row read a value set from a
@@ -15,7 +15,7 @@ import functools
 import json
 import pathlib
 
-SUMMARY = pathlib.Path(__file__).resolve().parents[1] / "validation" / "data" / "summary.json"
+SUMMARY = pathlib.Path(__file__).resolve().parents[1] / "validation" / "data" / "stored" / "summary.json"
 NONE = "no measurement of this kind"
 
 

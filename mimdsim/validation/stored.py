@@ -1,4 +1,4 @@
-"""``mimdsim validate``'s figures stored: ``mimdsim/validation/data/summary.json`` and docs/validation.md's table.
+"""``mimdsim validate``'s figures stored: ``mimdsim/validation/data/stored/summary.json`` and docs/validation.md's table.
 
 ``python -m mimdsim.validation.stored`` runs every source in full (every library installed: a row that could
 not run would change the counts), writes the summary (per source: the program and neuron model its rows run,
