@@ -157,7 +157,9 @@ def compare(net, chip="ipu-mk2", gpu="a100-40gb", *, strategies=None, precision=
         if band:
             others["systolic"].uncertainty = systolic_band(arrayed, array, assume, rep.batch_size,
                                                            others["systolic"].seconds_per_step)
-    return Comparison(rep, others, refused, run=run)
+    from .report.accuracy import accuracy
+    neuron = "/".join(sorted({spec.model for spec in net.specs}))
+    return Comparison(rep, others, refused, run=run, validation=accuracy(rep.placement.get("schedule", ""), neuron))
 
 
 def _refuse_unread_columns(assume: dict, chip_name: str, gpu, strategies, traced: bool, systolic,

@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="every stored measurement against the model: model / measured per point",
                        description="Run every measurement the project stores (mimdsim/validation/data/, each with "
                                    "its provenance) through the model and print model / measured per point, with "
-                                   "the median and the worst per source. Nothing is fitted.")
+                                   "the median and the worst per source, predicted and fitted rows apart; every "
+                                   "stored row is counted (suspect, not run with its install line, left out).")
     v.add_argument("--json", default=None, metavar="FILE", help="write every point as JSON")
     v.add_argument("--source", action="append", default=None, metavar="NAME",
                    help="only this source (repeatable; default: all)")

@@ -36,6 +36,9 @@ class Comparison(JsonOutput):
     unit: str = "samples/s"
     workload: str = "snn"
     run: object = None  # the SNN step's mimdsim.Run (report, loss, grads)
+    # the stored validation source of the chip's program and neuron model, and its predicted rows' median
+    # model ÷ measured (mimdsim.report.accuracy); None where compare did not look it up
+    validation: dict | None = None
 
     @property
     def gpu(self) -> dict:
@@ -90,6 +93,8 @@ class Comparison(JsonOutput):
         if snn or self.refused:
             d["refused"] = self.refused
         d.update({k: r.to_dict() for k, r in self.others.items() if r.platform != "gpu"})
+        if self.validation is not None:
+            d["validation"] = self.validation
         return d
 
     def _title(self) -> str:
@@ -157,6 +162,8 @@ class Comparison(JsonOutput):
                                    for k in self.others))
         lines += [Message(f"  {s}: refused: ", why) for s, why in self.refused.items()]
         lines += matmul_plan_lines(self.mimd.placement)
+        if self.validation is not None:
+            lines.append(f"  measured: {self.validation['line']} (mimdsim validate; docs/validation.md)")
         if snn:
             # the chips asked for and used, in the MIMD run's own sentence (simulate prints it among its notes)
             lines += [Message("  note: MIMD: ", n) for n in self.mimd.notes if " chips asked for, " in str(n)]

@@ -4,8 +4,16 @@ Each source is a data file in ``mimdsim/validation/data/`` holding the measured 
 they come from (repository, file, commit, what the number is). A source's runner rebuilds each
 point as a user would run it (the same ``simulate``, ``kalman``, GPU ``estimate`` calls) and
 returns model ÷ measured. Every ratio is a ratio of **times** (seconds per step, per call or per
-track): above 1 the model is slower than measured, below 1 faster. Nothing here is fitted; a
-source whose measurement decided a constant says so in its ``fitted`` note. Each workload declares
+track): above 1 the model is slower than measured, below 1 faster.
+
+Every stored row is counted, in one of five kinds: **predicted** (nothing the row's model reads was set from
+a validation source's own measurement), **fitted** (something was: :data:`FITS` names each such value, the
+source it was set from and the rows that read it; a GPU microbenchmark row is fitted where a named assumption
+whose reasoning cites the row's own source moves its figure), **suspect** (the model holds the measurement
+cannot be the quantity it models: the reason is shown and the row is summarised apart), **not run** (its
+library is not installed: the install line that runs it is named) and **left out** (not compared, with the
+reason: a row the source itself sets aside, a quantity the model has no part for, ``--quick``). Medians, worst
+ratios and in-band counts are given for predicted and fitted rows apart. Each workload declares
 its sources (``mimdsim/workloads/<name>/workload.py``: the name, what it measures, its runner); the
 runners of today's sources are below.
 
@@ -19,6 +27,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, Param
+from ..report.accuracy import accuracy, accuracy_line  # noqa: F401 (compare's line, read from the stored summary)
 from ..checks import did_you_mean
 from ..workloads.declaration import resolve
 from ..workloads.registry import validation_sources
@@ -37,6 +46,13 @@ class Point:
     note: str = ""
     band: list | None = None  # the model's [low, high] in the source's unit when named assumptions move
     resolution: float = 0.0  # the measurement's printed step: the true value lies within +- resolution / 2
+    fitted: str = ""  # what of this row's model was set from a validation source's own measurement ("": predicted)
+    suspect: str = ""  # why the model holds the measurement cannot be what it models ("": compared)
+
+    @property
+    def kind(self) -> str:
+        """"suspect", "fitted" or "predicted" (see the module's text)."""
+        return "suspect" if self.suspect else "fitted" if self.fitted else "predicted"
 
     @property
     def inside(self) -> bool | None:
@@ -48,7 +64,44 @@ class Point:
         return self.band[0] <= self.measured + half and self.measured - half <= self.band[1]
 
     def to_dict(self) -> dict:
-        return {**self.__dict__, "inside_band": self.inside}
+        return {**self.__dict__, "kind": self.kind, "inside_band": self.inside}
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A stored row not compared: ``kind`` "not run" (its library is absent: ``install`` runs it) or "left out"
+    (``reason`` says why)."""
+    label: str
+    kind: str
+    reason: str
+    install: str = ""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A value set from a validation source's own end-to-end measurement, not from a part's own source."""
+    name: str
+    value: str  # what was set, with its value
+    source: str  # the validation source whose measurement set it
+    how: str  # how it was read off that measurement
+    readers: tuple  # the sources whose rows read it (each of their rows is fitted)
+
+
+# Every value set from a stored validation source's own measurement. TRACKR's launch: no figure for Poplar's
+# Engine::run and the host syncs around it was found apart from TRACKR's logs (Graphcore's lightweight-profiling
+# tutorial bounds it below only: run_launch_s's range), so the intercept stays and every row reading it is fitted.
+FITS = (
+    Fit("trackr-launch", "the per-run launch: run_launch_s 192 us (ipu-mk2, bow: the MK1 figure) and TRACKR's program's "
+        "trackr_launch_cycles (the 190.8 us MK1 intercept, its per-vertex work taken out)", "trackr",
+        "the fixed term of TRACKR's warm MK1 scalar logs (docs/workloads.md §1.6)",
+        ("trackr", "sun-poptorch")),
+)
+
+
+def fit_note(source: str) -> str:
+    """A row's ``fitted`` note for every :data:`FITS` entry ``source``'s rows read ("" where none)."""
+    return "; ".join(f"{f.name}: set from {'this source' if f.source == source else f.source}'s own logs"
+                     for f in FITS if source in f.readers)
 
 
 @dataclass
@@ -58,24 +111,62 @@ class SourceResult:
     provenance: dict
     points: list = field(default_factory=list)
     assumption: str = ""
+    left_out: list = field(default_factory=list)  # LeftOut rows: every stored row is a point or one of these
+
+    def of_kind(self, kind: str) -> list:
+        """The points of one kind: "predicted", "fitted" or "suspect"."""
+        return [p for p in self.points if p.kind == kind]
+
+    @property
+    def compared(self) -> list:
+        """Predicted and fitted points (a suspect row is shown, never summarised with them)."""
+        return [p for p in self.points if not p.suspect]
 
     @property
     def ratios(self) -> list[float]:
-        return [p.ratio for p in self.points]
+        return [p.ratio for p in self.compared]
 
     @property
-    def median(self) -> float:
-        return statistics.median(self.ratios)
+    def median(self) -> float | None:
+        return statistics.median(self.ratios) if self.ratios else None
 
     @property
-    def worst(self) -> float:
-        """The ratio furthest from 1 (either way, in factor terms)."""
-        return max(self.ratios, key=lambda r: max(r, 1 / r))
+    def worst(self) -> float | None:
+        """The ratio furthest from 1 (either way, in factor terms), over the compared points."""
+        return _worst(self.ratios) if self.ratios else None
+
+    @property
+    def stored(self) -> int:
+        return len(self.points) + len(self.left_out)
+
+    def not_run(self) -> list:
+        return [r for r in self.left_out if r.kind == "not run"]
+
+    def summary(self, kind: str) -> dict:
+        """Rows, median, best, worst and inside-band count of one kind's points (None where it has none)."""
+        return _summary(self.of_kind(kind))
 
     def to_dict(self) -> dict:
         return {"source": self.source, "title": self.title, "provenance": self.provenance,
-                "assumption": self.assumption, "median": self.median, "worst": self.worst,
-                "points": [p.to_dict() for p in self.points]}
+                "assumption": self.assumption, "stored": self.stored, "median": self.median, "worst": self.worst,
+                "predicted": self.summary("predicted"), "fitted": self.summary("fitted"),
+                "suspect": self.summary("suspect"),
+                "fits": [f.__dict__ | {"readers": list(f.readers)} for f in FITS if self.source in f.readers],
+                "points": [p.to_dict() for p in self.points],
+                "left_out": [r.__dict__ for r in self.left_out]}
+
+
+def _worst(ratios) -> float:
+    return max(ratios, key=lambda r: max(r, 1 / r))
+
+
+def _summary(points) -> dict | None:
+    if not points:
+        return None
+    ratios = [p.ratio for p in points]
+    banded = [p.inside for p in points if p.inside is not None]
+    return {"rows": len(points), "median": statistics.median(ratios), "best": min(ratios, key=lambda r: max(r, 1 / r)),
+            "worst": _worst(ratios), "inside_band": sum(banded) if banded else None, "banded": len(banded)}
 
 
 def load(name: str) -> dict:
@@ -108,7 +199,7 @@ def _study_point(p, share, executed, resolution):
     from ..snn import Network
     from ..workloads.snn.simulate import simulate
 
-    label = f"{p['hidden_layers']} hidden, {p['max_activity']:.0%}"
+    label = _study_label(p)
     net = Network.feedforward(p["sizes"], max_activity=p["max_activity"], capacities=p["capacities"])
     shape = {"timesteps": 100, "batch_size": 48}
     if share is not None:
@@ -147,11 +238,19 @@ def study_log_points(doc, quick, lists="executed"):
         raise ConfigError(f"lists={lists!r}: the study's list activity is one of {', '.join(STUDY_LISTS)}")
     share, stated = STUDY_LISTS[lists]
     pts = doc["points"]
+    skipped = [LeftOut(_study_label(p), "left out", QUICK) for p in pts if quick and p["max_activity"] != 0.01]
     if quick:
         pts = [p for p in pts if p["max_activity"] == 0.01]
     executed = study_activity.stored()["points"] if share is None else None
     out = _map(_study_point, [(p, share, executed, doc["provenance"]["resolution_ms"]) for p in pts])
-    return out, stated
+    return out, stated, skipped
+
+
+QUICK = "outside the quick subset (quick=True)"
+
+
+def _study_label(p) -> str:
+    return f"{p['hidden_layers']} hidden, {p['max_activity']:.0%}"
 
 
 def sun_poptorch_points(doc, quick):
@@ -164,30 +263,35 @@ def sun_poptorch_points(doc, quick):
     rep = simulate(net, "ipu-mk2", timesteps=25, batch_size=128, activity=0.1, precision="fp32",
                    schedule="poptorch", static_input=True).report
     model, band = rep.samples_per_second, list(rep.uncertainty["samples_per_second"])
-    rows = [p for p in doc["points"] if p["use"]]
-    out = [Point(f"{p['file'][36:-4]} epoch {p['epoch']} step {p['steps']}", model, p["samples_per_second"],
-                 "samples/s", p["samples_per_second"] / model, band=band) for p in rows]
+    label = lambda p: f"{p['file'][36:-4]} epoch {p['epoch']} step {p['steps']}"  # noqa: E731
+    fitted = fit_note("sun-poptorch")
+    out = [Point(label(p), model, p["samples_per_second"], "samples/s", p["samples_per_second"] / model, band=band,
+                 fitted=fitted) for p in doc["points"] if p["use"]]
+    # the source's own rule (its provenance): step 0 of epoch 0 holds the compilation, step 0 of epoch 1 the
+    # data loader's restart
+    left = [LeftOut(label(p), "left out", f"step {p['steps']}: {'compilation' if p['epoch'] == 0 else 'the data loader restarting'}"
+                    " in the call's time (the source's rule: step-250 rows only)") for p in doc["points"] if not p["use"]]
     mean = doc["provenance"]["mean_of_used_rows"]
-    out.append(Point("mean of the rows", model, mean, "samples/s", mean / model, band=band))
-    return out, ""
+    return out, f"mean of the used rows {mean:,.0f} samples/s, model ÷ measured {mean / model:.2f}", left
 
 
 def trackr_points(doc, quick):
     """TRACKR's program as built (schedule "published"), hits resident, as TRACKR timed it."""
     from ..workloads import kalman
 
-    pts = doc["points"]
-    if quick:
-        pts = [p for p in pts if p["tiles"] in (2, 152, 1216)]
-    out = []
-    for p in pts:
+    label = lambda p: f"{p['chip']} {p['variant']} {p['tracks_per_tile']}/tile, {p['tiles']} tiles"  # noqa: E731
+    out, left = [], []
+    for p in doc["points"]:
+        if quick and p["tiles"] not in (2, 152, 1216):
+            left.append(LeftOut(label(p), "left out", QUICK))
+            continue
         r = kalman(p["tracks_per_tile"], 5, p["chip"], tiles=p["tiles"], variant=p["variant"], stream=False).report
         model = r.samples_per_second / 1e6
         m = p["measured_mtracks_per_second"]
-        out.append(Point(f"{p['chip']} {p['variant']} {p['tracks_per_tile']}/tile, {p['tiles']} tiles", model, m,
-                         "10^6 tracks/s", m / model, "launch fitted to these logs" if p["launch_from_these_logs"]
-                         else ""))
-    return out, ""
+        fitted = fit_note("trackr") + ("; this row is one the intercept was fitted on" if p["launch_from_these_logs"]
+                                       else "")
+        out.append(Point(label(p), model, m, "10^6 tracks/s", m / model, fitted=fitted))
+    return out, "", left
 
 
 def trackr_cpu_points(doc, quick):
@@ -195,13 +299,34 @@ def trackr_cpu_points(doc, quick):
 
     out = []
     for p in doc["points"]:
-        model = trackr_cpu(p["tracks"], threads=p["threads"]).samples_per_second / 1e6
-        m = p["measured_mtracks_per_second"]
-        out.append(Point(f"{p['threads']} thread(s), {p['tracks']} tracks", model, m, "10^6 tracks/s", m / model))
-    return out, ""
+        r = trackr_cpu(p["tracks"], threads=p["threads"])
+        model, m, pl = r.samples_per_second / 1e6, p["measured_mtracks_per_second"], r.placement
+        note = (f"{pl['cycles_per_track']:.0f} cycles/track + {pl['fixed_cycles_per_batch']:,.0f} per batch, "
+                f"{pl['batches']} batch(es) at {pl['clock_hz'] / 1e9:.2f} GHz")
+        out.append(Point(f"{p['threads']} thread(s), {p['tracks']} tracks", model, m, "10^6 tracks/s", m / model,
+                         note))
+    return out, trackr_cpu_parts()
 
 
-# The Open Neuromorphic benchmark names its GPU (an RTX 4090) and no CPU (docs/validation.md, "Hosts of the
+def trackr_cpu_parts() -> str:
+    """What TRACKR's Eigen reference is costed from (``mimdsim/workloads/kalman/cpu.py``): its SSE2 instructions
+    per track and per batch as the Eigen build evaluates them, on the i7-9750H's published ports and clocks."""
+    from ..arch.cpu import cpu
+    from ..workloads.kalman import cpu as kc
+
+    spec, ops = cpu("i7-9750h"), kc.trackr_track_ops(5)
+    ports = {"FP": ops["fp"] / spec.fp_per_cycle, "load": ops["loads"] / spec.loads_per_cycle,
+             "store": ops["stores"] / spec.stores_per_cycle, "shuffle": ops["shuffles"] / kc.SHUFFLES_PER_CYCLE,
+             "issue": sum(ops.values()) / kc.ISSUE_PER_CYCLE}
+    bound = max(ports, key=ports.get)
+    return (f"costed from its parts, nothing fitted: per track {ops['fp']} FP, {ops['loads']} load, {ops['stores']} "
+            f"store and {ops['shuffles']} shuffle SSE2 instructions (5 planes, Eigen's lazy products re-evaluated), "
+            f"{ports[bound]:.0f} cycles on the {bound} port(s) ({', '.join(f'{k} {v:.0f}' for k, v in ports.items())}); "
+            f"per batch of {kc.TRACKR_BATCH}: 4x4 products and inverses, {kc.HEAP_ALLOCATIONS} heap allocations; "
+            f"{spec.turbo_clock_hz / 1e9:.1f} GHz on one thread, {spec.clock_hz / 1e9:.1f} GHz on {spec.cores} cores")
+
+
+# The Open Neuromorphic benchmark names its GPU (an RTX 4090) and no CPU (docs/validation-history.md, "Hosts of the
 # GPU rows"): its rows are costed on the RTX 4090's default host, a desktop of its generation.
 GPU_ROWS_GPU = "rtx-4090"
 
@@ -254,7 +379,12 @@ def snntorch_gpu_points(doc, quick):
         model, *ends = [t[p["phase"]] for t in by_n[p["n"]]]
         out.append(Point(f"n = {p['n']}, {p['phase']}", model, p["measured_seconds"], "s",
                          model / p["measured_seconds"], band=sorted(ends)))
-    return out, _host_stated()
+    from ..workloads.snn.baselines import eager_trace
+
+    fallback = ("" if eager_trace.versions() is not None else "torch or snnTorch is not installed, so the rows are "
+                "costed from snnTorch 1.0's hand census, not the traced 0.7 call (run them traced: pip install "
+                "\"mimdsim[torch]\"); ")
+    return out, fallback + _host_stated()
 
 
 def snntorch07_phase_seconds(n: int, gpu: str, framework=None, host=None) -> dict:
@@ -285,12 +415,20 @@ def snntorch07_phase_seconds(n: int, gpu: str, framework=None, host=None) -> dic
     return estimate_trace(trace, gpu, framework=fw, host=default_host(gpu) if host is None else host).phase_seconds()
 
 
+def _quick_skips(row: dict, quick: bool) -> bool:
+    """Whether the quick subset leaves a library row out: a traced program's rows at n > 4096."""
+    from . import traced_libraries
+
+    return quick and row["program"] in traced_libraries.PROGRAMS and row["n"] > 4096
+
+
 def library_rows(doc, quick: bool = False):
     """Each modelled row of the other libraries (``program`` set) with its model seconds and the seconds of
     its GEMMs at the GPU's peak; ``excluded`` names why a row cannot be a device time (faster than its own
     GEMMs at peak: the call returned before the GPU finished). A ``traced:`` program is the library's call
-    traced (:mod:`.traced_libraries`); its rows are left out where the library is not installed (``absent``
-    names it) and, with ``quick``, at n > 4096."""
+    traced (:mod:`.traced_libraries`); where the library is not installed its row is not costed (``absent``
+    names it, ``install`` the line that installs it) and, with ``quick``, a row at n > 4096 is not returned
+    (:func:`snn_libraries_gpu_points` counts it as left out)."""
     from ..workloads.snn.baselines import libraries
 
     from . import traced_libraries
@@ -302,10 +440,11 @@ def library_rows(doc, quick: bool = False):
             continue
         m = p["measured_seconds"]
         if prog in traced_libraries.PROGRAMS:
-            if quick and p["n"] > 4096:
+            if _quick_skips(p, quick):
                 continue
             if traced_libraries.version(prog) is None:
-                out.append({**p, "absent": traced_libraries.PROGRAMS[prog][1], "excluded": ""})
+                out.append({**p, "absent": traced_libraries.PROGRAMS[prog][1], "excluded": "",
+                            "install": traced_libraries.install_line(prog)})
                 continue
             t = traced_libraries.phase_seconds(prog, p["n"], GPU_ROWS_GPU, gpu_rows_host())
             model, peak, precision = t["model"][p["phase"]], t["gemm_peak"][p["phase"]], "fp32"
@@ -328,41 +467,79 @@ def library_rows(doc, quick: bool = False):
 
 def snn_libraries_gpu_points(doc, quick):
     """The libraries each as built on the rtx-4090: the non-PyTorch programs from their source
-    (``baselines/libraries.py``), the PyTorch-op-by-op ones traced (``traced_libraries.py``); rows faster than
-    their own GEMMs at the GPU's peak are left out (docs/validation.md)."""
-    out = []
+    (``baselines/libraries.py``), the PyTorch-op-by-op ones traced (``traced_libraries.py``). A row faster than
+    its own GEMMs at the GPU's peak is suspect (shown with that reason, summarised apart); a traced library
+    that is not installed leaves its rows not run, with the line that installs it (docs/validation.md)."""
+    label = lambda r: f"{r['framework']}, n = {r['n']}, {r['phase']}"  # noqa: E731
+    out, left = [], [LeftOut(label(p), "left out", QUICK) for p in doc["points"] if _quick_skips(p, quick)]
     for r in library_rows(doc, quick):
-        if r["excluded"] or r.get("absent"):
+        if r.get("absent"):
+            left.append(LeftOut(label(r), "not run", f"{r['absent']} is not installed", r["install"]))
             continue
         note = "unsynchronised" + (f"; traced, host alone {r['host_seconds'] / r['measured_seconds']:.2f}"
                                    if "host_seconds" in r else "")
         if "eager_seconds" in r:
             note += f"; torch.compile {r['compiled']}, eager {r['eager_seconds'] / r['measured_seconds']:.2f}"
-        out.append(Point(f"{r['framework']}, n = {r['n']}, {r['phase']}", r["model_seconds"], r["measured_seconds"],
-                         "s", r["model_seconds"] / r["measured_seconds"], note, band=r.get("host_band")))
-    return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35; " + _host_stated()
+        out.append(Point(label(r), r["model_seconds"], r["measured_seconds"], "s",
+                         r["model_seconds"] / r["measured_seconds"], note, band=r.get("host_band"),
+                         suspect=r["excluded"]))
+    return out, "rows are not synchronised (time() around an asynchronous call): not held to x1.35; " + _host_stated(), left
 
 
 
 def gpu_microbenchmarks_points(doc, quick):
     """Each row the GPU model has a part for (:mod:`mimdsim.gpu.microbenchmarks`: its predictor, on the presets
     the row's GPU can be), as a time: a copy's bandwidth becomes the seconds its bytes take. The band is the named
-    GPU assumptions'; the note is the row's documented state. Rows the model has no part for, or whose GPU no
-    preset matches, are left out (``mimdsim/gpu/microbenchmarks.py`` lists them)."""
-    from ..gpu.microbenchmarks import checks
+    GPU assumptions'; the note is the row's documented state. A row is fitted where a named assumption whose
+    reasoning cites the row's own source moves the row's figure over its range (:func:`microbenchmark_fits`).
+    Rows the model has no part for, or whose GPU no preset matches, are left out with that reason
+    (``mimdsim/gpu/microbenchmarks.py`` lists them)."""
+    from ..gpu.microbenchmarks import PENDING, checks
 
-    out = []
+    out, left = [], []
     for c in checks(doc["points"]):
-        if c.model is None:
-            continue
         r = c.row
+        if c.model is None:
+            why = (f"pending: the model has no part for {r['quantity']}" + (f" ({PENDING[r['quantity']]})"
+                                                                            if r["quantity"] in PENDING else "")
+                   if c.state == "pending" else f"unmatched: {r.get('state_reason') or 'no preset of the GPU'}")
+            left.append(LeftOut(r["id"], "left out", why))
+            continue
+        fitted = "; ".join(f"{name} ({reason})" for name, reason in microbenchmark_fits(r))
         if r["unit"] == "B/s":  # seconds for the row's bytes; a higher rate is a shorter time
             model, measured, band = (r["bytes"] / c.model, r["bytes"] / r["value"],
                                      [r["bytes"] / c.band[1], r["bytes"] / c.band[0]])
         else:
             model, measured, band = c.model, r["value"], list(c.band)
-        out.append(Point(r["id"], model, measured, "s", model / measured, c.state, band=band))
-    return out, "a row on an unnamed or non-preset GPU is compared where every preset it could be gives one figure"
+        out.append(Point(r["id"], model, measured, "s", model / measured, c.state, band=band, fitted=fitted))
+    return out, "a row on an unnamed or non-preset GPU is compared where every preset it could be gives one figure", left
+
+
+def _cites(text: str, source: dict) -> bool:
+    """Whether ``text`` cites a microbenchmark row's source: its repository's name and, where it has one, its
+    issue or pull-request number."""
+    name = source["repository"].split("/")[-1]
+    return name in text and (source.get("number") is None or f"#{source['number']}" in text)
+
+
+def microbenchmark_fits(row: dict) -> list:
+    """[(assumption name, why)] for each named assumption whose reasoning cites ``row``'s own source and whose
+    range moves the row's figure on its first preset: the row's model then holds a value read off the row's
+    own measurement."""
+    from .. import assumptions as A
+    from ..arch.gpu import gpu
+    from ..gpu.microbenchmarks import PREDICTORS, _predict
+
+    if row["quantity"] not in PREDICTORS:
+        return []
+    spec = gpu(row["compare_on"][0])
+    base = _predict(row, spec)
+    out = []
+    for a in A.REGISTRY.values():
+        if _cites(a.reasoning, row["source"]) and any(
+                abs(_predict(row, spec, {a.name: v}) - base) > 1e-9 * abs(base) for v in (a.low, a.high)):
+            out.append((a.name, f"{a.value:g} {a.unit}, set from this row's source"))
+    return out
 
 # Every stored source by name, as the workloads declare them (mimdsim/workloads/<name>/workload.py): the chip's
 # first, then the CPU's, then the GPU's.
@@ -378,8 +555,9 @@ def run_source(name: str, quick: bool = False, lists: str = "executed") -> Sourc
     doc = load(name)
     source = SOURCES[name]
     runner = resolve(source.runner)
-    points, assumption = runner(doc, quick, lists) if source.takes_lists else runner(doc, quick)
-    return SourceResult(name, doc["title"], doc["provenance"], points, assumption)
+    out = runner(doc, quick, lists) if source.takes_lists else runner(doc, quick)
+    points, assumption, left = out if len(out) == 3 else (*out, [])  # a runner that leaves no row out returns two
+    return SourceResult(name, doc["title"], doc["provenance"], points, assumption, list(left))
 
 
 def run_all(sources=None, quick: bool = False, lists: str = "executed", progress=None) -> list[SourceResult]:
@@ -400,24 +578,80 @@ def _measured_text(p: Point) -> str:
     return f"{p.measured:.4g}" + (f"±{p.resolution / 2:g}" if p.resolution else "")
 
 
-def summary_table(results, points: bool = False) -> str:
-    lines = ["model ÷ measured, as times (above 1: the model is slower than measured). Nothing fitted.", "",
-             f"{'source':<14}{'points':>7}{'median':>9}{'best':>8}{'worst':>8}{'in band':>9}  what"]
+def fitted_lines(results) -> list[str]:
+    """What was fitted, exactly: each :data:`FITS` entry a run's sources read, and each other fitted note with its
+    rows; "Nothing fitted." only where no row is fitted."""
+    names = {r.source for r in results}
+    lines = [f"  {f.name}: {f.value}; set from {f.source}: {f.how}. Its readers' rows are fitted: "
+             f"{', '.join(x for x in f.readers if x in names)}" for f in FITS if names & set(f.readers)]
+    covered = {x for f in FITS for x in f.readers}
     for r in results:
-        best = min(r.ratios, key=lambda x: max(x, 1 / x))
-        banded = [p.inside for p in r.points if p.inside is not None]
-        inband = f"{sum(banded)}/{len(banded)}" if banded else "-"
-        lines.append(f"{r.source:<14}{len(r.points):>7}{r.median:>9.2f}{best:>8.2f}{r.worst:>8.2f}{inband:>9}  {r.title}")
+        if r.source in covered:
+            continue
+        by_note: dict = {}
+        for p in r.of_kind("fitted") + [p for p in r.of_kind("suspect") if p.fitted]:
+            by_note.setdefault(p.fitted, []).append(p.label)
+        lines += [f"  {r.source}: {note}: {', '.join(labels)}" for note, labels in by_note.items()]
+    return ["Fitted (a value set from a validation source's own measurement; a row that reads one is fitted, "
+            "summarised apart from the predicted rows):", *lines] if lines else ["Nothing fitted."]
+
+
+def _cells(summary: dict | None) -> str:
+    if summary is None:
+        return f"{'-':>6}{'':>8}{'':>8}{'':>9}"
+    banded = f"{summary['inside_band']}/{summary['banded']}" if summary["banded"] else "-"
+    return f"{summary['rows']:>6}{summary['median']:>8.2f}{summary['worst']:>8.2f}{banded:>9}"
+
+
+def _grouped(rows) -> list:
+    """[(reason, install, labels)] of LeftOut rows with the same reason, in first-seen order."""
+    out: dict = {}
+    for x in rows:
+        out.setdefault((x.reason, x.install), []).append(x.label)
+    return [(reason, install, labels) for (reason, install), labels in out.items()]
+
+
+def summary_table(results, points: bool = False) -> str:
+    head = f"{'source':<20}{'stored':>7}  {'predicted':-^29}  {'fitted':-^29}{'suspect':>9}{'not run':>9}{'left out':>10}"
+    sub = f"{'':<27}  " + f"{'rows':>6}{'median':>8}{'worst':>8}{'in band':>9}  " * 2
+    lines = ["model ÷ measured, as times (above 1: the model is slower than measured); every stored row counted.",
+             *fitted_lines(results), "", head, sub.rstrip()]
+    totals = dict.fromkeys(("stored", "predicted", "fitted", "suspect", "not run", "left out"), 0)
+    for r in results:
+        n_suspect, n_not_run = len(r.of_kind("suspect")), len(r.not_run())
+        n_left = len(r.left_out) - n_not_run
+        lines.append(f"{r.source:<20}{r.stored:>7}  {_cells(r.summary('predicted'))}  {_cells(r.summary('fitted'))}"
+                     f"{n_suspect:>9}{n_not_run:>9}{n_left:>10}")
+        for k, v in (("stored", r.stored), ("predicted", len(r.of_kind("predicted"))),
+                     ("fitted", len(r.of_kind("fitted"))), ("suspect", n_suspect), ("not run", n_not_run),
+                     ("left out", n_left)):
+            totals[k] += v
+    lines.append(f"{'all':<20}{totals['stored']:>7}  {totals['predicted']:>6}{'':>25}  {totals['fitted']:>6}{'':>25}"
+                 f"{totals['suspect']:>9}{totals['not run']:>9}{totals['left out']:>10}")
+    for r in results:
+        lines += ["", f"{r.source}: {r.title}"]
         if r.provenance.get("fitted"):
-            lines.append(f"{'':<14}  fitted: {r.provenance['fitted']}")
+            lines.append(f"  fitted: {r.provenance['fitted']}")
         if r.assumption:
-            lines.append(f"{'':<14}  assumed: {r.assumption}")
+            lines.append(f"  basis: {r.assumption}")
+        suspect = r.of_kind("suspect")
+        if suspect:
+            lines.append(f"  suspect ({len(suspect)}, shown per row, not summarised): the model holds the "
+                         f"measurement cannot be the time it models, e.g. {suspect[0].label}: {suspect[0].suspect}")
+        for reason, install, labels in _grouped(r.not_run()):
+            lines.append(f"  not run ({len(labels)}): {reason}; run them: {install}")
+        for reason, _, labels in _grouped([x for x in r.left_out if x.kind != "not run"]):
+            lines.append(f"  left out ({len(labels)}): {reason}" + (f": {', '.join(labels)}" if len(labels) <= 3 else ""))
     if points:
         for r in results:
             lines += ["", f"{r.source}: {r.title}",
-                      f"  {'point':<44}{'model':>12}{'band':>22}{'measured':>12}{'ratio':>8}  unit"]
-            lines += [f"  {p.label:<44}{p.model:>12.4g}"
+                      f"  {'point':<44}{'kind':>10}{'model':>12}{'band':>22}{'measured':>12}{'ratio':>8}  unit"]
+            lines += [f"  {p.label:<44}{p.kind:>10}{p.model:>12.4g}"
                       + (f"  {f'{p.band[0]:.4g}-{p.band[1]:.4g}':>16}{' in ' if p.inside else ' out'}" if p.band else f"{'-':>22}")
                       + f"{_measured_text(p):>12}{p.ratio:>8.2f}  {p.unit}"
-                      + (f"  ({p.note})" if p.note else "") for p in r.points]
+                      + "".join(f"  ({t})" for t in (p.note, p.fitted and "fitted: " + p.fitted,
+                                                      p.suspect and "suspect: " + p.suspect) if t)
+                      for p in r.points]
+            lines += [f"  {x.label:<44}{x.kind:>10}  {x.reason}" + (f"; {x.install}" if x.install else "")
+                      for x in r.left_out]
     return "\n".join(lines)

@@ -54,6 +54,19 @@ PROGRAMS = {
 COMPILE_MODE = {"traced:norse": "reduce-overhead"}
 
 
+# what pip installs for each: the benchmark's version, except SpikingJelly's (0.0.0.0.15 was a git build; the package
+# index's nearest is 0.0.0.0.14), and pbr, which Sinabs needs at import. Installed in one resolve with the project's
+# pinned torch, so pip keeps that torch or refuses (.ci/run installs them without their dependencies instead)
+PIP_SPECS = {"traced:sinabs": "sinabs==1.2.10 pbr==7.1.3", "traced:spikingjelly-torch": "spikingjelly==0.0.0.0.14",
+             "traced:norse": "norse==1.0.0", "traced:rockpool": "rockpool==2.7"}
+
+
+def install_line(program: str) -> str:
+    """The pip command that installs what tracing ``program`` needs: PyTorch (the CPU build the project pins,
+    ``mimdsim[torch]``) and the library at the benchmark's version, in one resolve."""
+    return f'pip install "mimdsim[torch]" {PIP_SPECS[program]}'
+
+
 def version(program: str) -> str | None:
     """The installed version of ``program``'s library, or None where it is absent or does not import."""
     from importlib import metadata
