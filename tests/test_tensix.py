@@ -195,3 +195,14 @@ def test_compare_on_tensix_has_the_ipu_and_gpu_columns_with_energy():
     head = next(line for line in out.stdout.splitlines() if "MIMD blackhole-p150" in line)  # the columns' line
     assert "MIMD blackhole-p150" in head and "ipu-mk2 IPU" in head and "a100-40gb eager" in head
     assert "joules/step" in out.stdout and "samples/J" in out.stdout
+
+
+def test_validate_counts_every_published_tensix_matmul_as_predicted():
+    """The published times are a stored validate source: 156 rows, each compared (none fitted, suspect or left
+    out), each within its band's reach or counted outside it."""
+    from mimdsim.validation import run_source
+
+    r = run_source("tensix-matmul", quick=True)
+    assert r.stored == 156 and len(r.points) == 12 and {x.kind for x in r.left_out} == {"left out"}
+    assert {p.kind for p in r.points} == {"predicted"}
+    assert all(p.band[0] <= p.model <= p.band[1] and 0.3 < p.ratio < 3 for p in r.points)

@@ -301,16 +301,26 @@ def tensix_op(kind: str, chip: str | TensixSpec = "wormhole-n150", *, assume=Non
     return report
 
 
-def _band(kind: str, chip: str, shape: dict, pinned, point: float) -> dict:
-    """Eager seconds with each named assumption of the op at its low and high end (the others as used):
-    the band is the spread of the two sums of the moves (every assumption at its fast or slow end)."""
-    names = [n for n in CHIP_ASSUMPTIONS + (DISPATCH,) if n not in pinned and A.REGISTRY[n].applies(chip)]
+def op_band(kind: str, chip: str, shape: dict, traced: bool = False, assume=None) -> dict:
+    """The band of one op's eager or trace-replayed seconds over the named assumptions it reads
+    (``{"seconds": (low, high), "assumptions", "largest"}``)."""
+    pinned = A.check(assume)
+    r = tensix_op(kind, chip, assume=assume, band=False, **shape)
+    return _band(kind, r.chip, shape, pinned, r.traced_seconds if traced else r.seconds, traced)
+
+
+def _band(kind: str, chip: str, shape: dict, pinned, point: float, traced: bool = False) -> dict:
+    """Eager (or, ``traced``, trace-replayed) seconds with each named assumption of the op at its low and high
+    end (the others as used): the band is the spread of the two sums of the moves (every assumption at its fast
+    or slow end)."""
+    dispatch = TRACE_DISPATCH if traced else DISPATCH
+    names = [n for n in CHIP_ASSUMPTIONS + (dispatch,) if n not in pinned and A.REGISTRY[n].applies(chip)]
     down = up = 0.0
     largest, spread = "", -1.0
     for name in names:
         a = A.REGISTRY[name]
-        t = [tensix_op(kind, chip, assume={**dict(pinned), name: v}, band=False, **shape).seconds
-             for v in (a.low, a.high)]
+        moved = [tensix_op(kind, chip, assume={**dict(pinned), name: v}, band=False, **shape) for v in (a.low, a.high)]
+        t = [r.traced_seconds if traced else r.seconds for r in moved]
         down += min(min(t) - point, 0.0)
         up += max(max(t) - point, 0.0)
         if max(t) - min(t) > spread:

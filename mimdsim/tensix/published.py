@@ -8,6 +8,9 @@ model is set from them (docs/tensix.md); they are compared once, after the predi
 """
 from __future__ import annotations
 
+import json
+import pathlib
+
 from .ops import tensix_op
 
 N150_SHAPES = ((512, 512, 512), (512, 1024, 1024), (512, 1024, 2048), (1024, 1024, 1024), (1024, 1024, 2048),
@@ -47,36 +50,28 @@ def prediction_table() -> str:
     return "\n".join(lines)
 
 
-# The report's "Inference Time Avg [ns]" per shape (in SHAPES' order), without and with trace: tt-metal
+# The report's "Inference Time Avg [ns]" per shape, without and with trace: tt-metal
 # tech_reports/GEMM_FLOPS/GEMM_FLOPS.md (commit 06bd3735), "N150 Out of Box Results" and "P150 Out of Box
 # Results (13x10 grid)"; measured on the cards, host-timed over a loop of the same op. Added after the
-# predictions above were committed (e81a97d), for the comparison only.
-MEASURED_NS = {
-    ("wormhole-n150", "bf16", False): (49049.85, 117115.97, 141491.89, 72388.65, 116362.57, 163326.26, 302200.32,
-                                       454769.13, 581557.75, 887527.47, 1146514.42, 1465699.67, 2016849.52),
-    ("wormhole-n150", "bf16", True): (19965.17, 115242.00, 140731.33, 68984.03, 113062.86, 159676.07, 298922.06,
-                                      450646.88, 576856.14, 886178.02, 1142554.28, 1458785.53, 2008533.48),
-    ("wormhole-n150", "bfp8_b", False): (48458.58, 74362.75, 87664.13, 46341.42, 69828.03, 94122.89, 157222.75,
-                                         236735.34, 302987.10, 441465.38, 579712.39, 744667.05, 941920.28),
-    ("wormhole-n150", "bfp8_b", True): (14207.36, 72386.26, 86517.33, 40965.08, 66068.17, 89848.04, 155975.82,
-                                        235431.19, 297122.00, 438799.86, 577411.65, 729207.99, 927324.30),
-    ("wormhole-n150", "bfp4_b", False): (50134.66, 60689.45, 69224.83, 50826.07, 51388.74, 71642.40, 126240.25,
-                                         193784.24, 237233.64, 353837.01, 438330.17, 567185.88, 750935.08),
-    ("wormhole-n150", "bfp4_b", True): (12259.48, 56591.03, 61962.60, 27215.48, 44860.84, 63495.64, 114889.14,
-                                        173368.45, 231659.41, 336377.62, 439398.29, 558745.86, 746693.61),
-    ("blackhole-p150", "bf16", False): (21712.78, 32711.03, 55029.39, 48613.55, 85642.34, 128111.84, 240602.49,
-                                        344324.11, 465774.54, 700097.08, 941648.48, 1211328.51, 1610884.67),
-    ("blackhole-p150", "bf16", True): (18069.74, 32436.85, 54368.97, 48279.76, 84846.02, 127110.48, 239679.81,
-                                       343863.96, 465235.71, 699429.51, 941219.33, 1211090.09, 1609773.64),
-    ("blackhole-p150", "bfp8_b", False): (15618.80, 25348.66, 38230.42, 32222.27, 51093.10, 73120.59, 128996.37,
-                                          185058.12, 247588.16, 361664.30, 483880.04, 619204.04, 819244.38),
-    ("blackhole-p150", "bfp8_b", True): (15175.34, 24542.81, 38168.43, 31893.25, 50685.41, 72801.11, 126972.20,
-                                         181505.68, 243880.75, 358223.92, 480144.02, 614566.80, 812776.09),
-    ("blackhole-p150", "bfp4_b", False): (17251.97, 28364.66, 36702.16, 31585.69, 45259.00, 63893.80, 117444.99,
-                                          161149.50, 225834.85, 331790.45, 440454.48, 567355.16, 749273.30),
-    ("blackhole-p150", "bfp4_b", True): (13511.18, 21009.45, 30767.92, 25050.64, 39494.04, 60267.45, 110042.10,
-                                         156936.65, 219643.12, 324723.72, 435388.09, 562322.14, 743987.56),
-}
+# predictions above were committed (e81a97d), for the comparison only. Stored once, as mimdsim validate's source
+# tensix-matmul reads them: {(chip, precision, traced): times in SHAPES' order}.
+MEASURED_FILE = pathlib.Path(__file__).resolve().parents[1] / "validation" / "data" / "tensix_matmul.json"
+
+
+def _measured_ns() -> dict:
+    with open(MEASURED_FILE) as f:
+        rows = json.load(f)["points"]
+    out = {}
+    for chip in CHIPS:
+        for precision, _ in FORMATS:
+            for traced in (False, True):
+                by_shape = {(r["m"], r["k"], r["n"]): r["measured_ns"] for r in rows
+                            if (r["chip"], r["precision"], r["trace"]) == (chip, precision, traced)}
+                out[(chip, precision, traced)] = tuple(by_shape[s] for s in SHAPES[chip])
+    return out
+
+
+MEASURED_NS = _measured_ns()
 
 
 def comparison() -> list[dict]:

@@ -515,6 +515,37 @@ def gpu_microbenchmarks_points(doc, quick):
     return out, "a row on an unnamed or non-preset GPU is compared where every preset it could be gives one figure", left
 
 
+def tensix_matmul_points(doc, quick):
+    """tt-metal's published ttnn matmul times (GEMM_FLOPS, out-of-box configs), each beside the Tensix model's
+    eager or trace-replayed time for its shape, data type and fidelity (:func:`mimdsim.tensix.ops.tensix_op`) and
+    its band over the op's named assumptions. Predicted: no constant of the model is set from these rows (the
+    predictions were committed before them, docs/tensix.md). ``quick``: the largest shape of each chip and mode."""
+    from ..tensix.ops import op_band, tensix_op
+
+    rows = doc["points"]
+    if quick:
+        largest = {}
+        for r in rows:
+            key = (r["chip"], r["precision"], r["trace"])
+            if key not in largest or r["m"] * r["k"] * r["n"] > largest[key]["m"] * largest[key]["k"] * largest[key]["n"]:
+                largest[key] = r
+    keep = [r for r in rows if not quick or r is largest[(r["chip"], r["precision"], r["trace"])]]
+    left = [LeftOut(_tensix_label(r), "left out", QUICK) for r in rows if quick and r not in keep]
+    out = []
+    for r in keep:
+        shape = {"m": r["m"], "k": r["k"], "n": r["n"], "precision": r["precision"], "fidelity": r["fidelity"]}
+        op = tensix_op("matmul", r["chip"], band=False, **shape)
+        model = op.traced_seconds if r["trace"] else op.seconds
+        measured = r["measured_ns"] * 1e-9
+        band = list(op_band("matmul", r["chip"], shape, traced=r["trace"])["seconds"])
+        out.append(Point(_tensix_label(r), model, measured, "s", model / measured, op.config["config"], band=band))
+    return out, "every operand DRAM-interleaved on the full compute grid, as the report's out-of-box configs", left
+
+
+def _tensix_label(r: dict) -> str:
+    return f"{r['chip']} {r['m']}x{r['k']}x{r['n']} {r['precision']} {r['fidelity']} {'traced' if r['trace'] else 'eager'}"
+
+
 def _cites(text: str, source: dict) -> bool:
     """Whether ``text`` cites a microbenchmark row's source: its repository's name and, where it has one, its
     issue or pull-request number."""

@@ -26,7 +26,8 @@ COMMAND = "python -m mimdsim.validation.stored"
 # strategy, and the neuron layers' model ("-" where the workload has no neurons)
 KINDS = {"study-log": ("published", "leaky"), "sun-poptorch": ("poptorch", "leaky"), "trackr": ("published", "-"),
          "trackr-cpu": ("trackr-eigen", "-"), "snntorch-gpu": ("eager", "leaky"),
-         "snn-libraries-gpu": ("libraries", "lif"), "gpu-microbenchmarks": ("parts", "-")}
+         "snn-libraries-gpu": ("libraries", "lif"), "gpu-microbenchmarks": ("parts", "-"),
+         "tensix-matmul": ("ttnn matmul", "-")}
 
 
 def _rounded(summary: dict | None) -> dict | None:

@@ -116,5 +116,6 @@ WORKLOAD = Workload(
                 Source("sun-poptorch", "chip", "mimdsim.validation:sun_poptorch_points"),
                 Source("snntorch-gpu", "gpu", "mimdsim.validation:snntorch_gpu_points"),
                 Source("snn-libraries-gpu", "gpu", "mimdsim.validation:snn_libraries_gpu_points"),
-                Source("gpu-microbenchmarks", "gpu", "mimdsim.validation:gpu_microbenchmarks_points")),
+                Source("gpu-microbenchmarks", "gpu", "mimdsim.validation:gpu_microbenchmarks_points"),
+                Source("tensix-matmul", "chip", "mimdsim.validation:tensix_matmul_points")),
 )
