@@ -420,7 +420,7 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
 # ------------------------------------------------------------------ what searches keep
 
 _SPACES: dict = {}  # Problem -> its Candidates (compiled counts), the latest few: a sweep's activities share them
-SPACES_KEPT = 4
+SPACES_KEPT = 2
 _CHOSEN: dict = {}  # (problem, chips pinned, assumptions pinned, rates) -> the search's verdicts
 CHOSEN_KEPT = 4096  # verdicts are a few numbers each: ~1 MB at most
 _DISK = {"folder": None}  # where searches are kept across runs (use_disk_cache); None: this process only
