@@ -1,7 +1,7 @@
 """A what-if sweep, serial, start-up included: today's speed as a ratio to bfbd7d3, alternating.
 
     python benchmarks/sweep_search.py [--points N] [--pairs 3] [--grid issue41|issue27] [--order issue|shapes]
-                                      [--ref COMMIT | --ref-tree DIR | --pinned]
+                                      [--cache off|warm] [--ref COMMIT | --ref-tree DIR | --pinned]
 
 The workload is one cold ``python -m mimdsim sweep --serial --quiet FILE`` process (interpreter
 start, imports, every shape compiled, with today's code its placement searched, bands and energy
@@ -22,6 +22,11 @@ the last varies fastest, so consecutive points change shape, and 36 shapes overf
 other. ``--points N`` runs every k-th point of that list (k = 360 // N), the first N: the
 subsample has fewer points per shape than the whole sweep, so it weighs the per-shape work
 (compilation, placement search) more.
+
+Placement searches kept on disk (today's code; bfbd7d3 had no search): ``--cache off`` (default) runs
+today's sweeps with ``--no-cache``, every point searched in the run it is timed in; ``--cache warm``
+gives today's runs one cache folder, filled by its warm-up run over the same points, so the timed
+runs read every search from disk (a sweep run again, or another sweep over the same shapes and rates).
 
 Series: the reference (``--ref``, default bfbd7d3, exported; ``--ref-tree DIR`` a checkout) against
 today, alternating (``benchmarks/against_reference.py``). ``--pinned`` compares instead, within today's
@@ -103,6 +108,9 @@ def main():
     ap.add_argument("--grid", choices=sorted(GRIDS), default="issue41")
     ap.add_argument("--order", choices=sorted(ORDERS), default="issue")
     ap.add_argument("--points", type=int, default=None, help="every k-th point of the grid, N of them (default all)")
+    ap.add_argument("--cache", choices=("off", "warm"), default="off",
+                    help="today's placement searches: searched in each timed run (off), or read from a folder its "
+                         "warm-up filled (warm)")
     ap.add_argument("--pinned", action="store_true",
                     help="today with the placement pinned to the pre-search rule against today with the search")
     args = ap.parse_args()
@@ -120,10 +128,13 @@ def main():
             name = f"{'ref' if side is ref else 'new'}{index if index >= 0 else 'warm'}"
             pts = [dict(p, **{"run.neurons_per_tile": rule[p["chip.tiles"]]}) for p in points] \
                 if side is ref and rule else points
-            pts = [WARM_POINT] if index < 0 else pts
+            today = side is new or args.pinned
+            pts = [WARM_POINT] if index < 0 and not (today and args.cache == "warm") else pts
             path = sweep_file(scratch, name, pts, max_activity)
-            timing = run_child(side.tree, [sys.executable, "-m", "mimdsim", "sweep", "--serial", "--quiet", path],
-                               scratch)
+            flags = (["--no-cache"] if args.cache == "off" else []) if today else []
+            os.environ["MIMDSIM_CACHE_DIR"] = os.path.join(scratch, "cache")  # the children's; never the user's
+            timing = run_child(side.tree, [sys.executable, "-m", "mimdsim", "sweep", "--serial", "--quiet", *flags,
+                                           path], scratch)
             check_results(path.replace(".toml", ".jsonl"), len(pts), side.label)
             if index >= 0:
                 cpu.setdefault(side.label, []).append(timing.cpu)
@@ -131,7 +142,8 @@ def main():
 
         result = compare(ref, new, run, pairs=args.pairs)
     print(f"{n} of {len(grid_points(args.grid, args.order))} points of the {args.grid} grid ({args.order} order"
-          f"{'' if args.points is None else f', every {len(grid_points(args.grid, args.order)) // n}th point'}), "
+          f"{'' if args.points is None else f', every {len(grid_points(args.grid, args.order)) // n}th point'}; "
+          f"today's placement searches {'in each timed run' if args.cache == 'off' else 'read from disk'}), "
           f"{len({(p['chip.tiles'], p['model.timesteps'], p['model.batch']) for p in points})} shapes; one cold "
           f"`mimdsim sweep --serial` process per run, start-up included; warmed on one point first"
           + (f"; pinned counts per tile count: {rule}" if rule else ""))

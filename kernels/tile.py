@@ -16,6 +16,8 @@ started by the supervisor's ``run`` on a free worker context) and :func:`multi_v
 """
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass
 
 import functools
@@ -100,7 +102,7 @@ def vectors(n, tile: Tile) -> np.ndarray:
     return -(-np.asarray(n) // tile.simd)
 
 
-_PLANS: dict = {}
+_PLANS: dict = {}  # by array (while it lives): (weak reference, plan)
 
 
 def deal_plan(job_tiles: np.ndarray, workers: int):
@@ -111,21 +113,33 @@ def deal_plan(job_tiles: np.ndarray, workers: int):
     if hit is not None and hit[0]() is job_tiles:
         return hit[1]
     # the same layout in another program (another number of timesteps): by content
-    content = (job_tiles.tobytes(), job_tiles.dtype.str, workers)
+    # a digest, not the bytes: a key of a sweep's layouts held every job array of every program before
+    content = (hashlib.blake2b(np.ascontiguousarray(job_tiles).data, digest_size=32).digest(), job_tiles.dtype.str,
+               job_tiles.shape, workers)
     plan = _PLANS_BY_CONTENT.get(content)
     if plan is None:
-        plan = _PLANS_BY_CONTENT[content] = _make_plan(job_tiles, workers)
-        if len(_PLANS_BY_CONTENT) > 1024:
-            _PLANS_BY_CONTENT.clear()
+        plan = _make_plan(job_tiles, workers)
+        size = sum(a.nbytes for a in plan if isinstance(a, np.ndarray))
+        if len(_PLANS_BY_CONTENT) >= 1024 or _PLANS_BYTES[0] + size > PLANS_KEPT_BYTES:
+            _PLANS_BY_CONTENT.clear()  # a sweep of many shapes: its plans never pile up past the bound
+            _PLANS_BYTES[0] = 0
+        _PLANS_BY_CONTENT[content] = plan
+        _PLANS_BYTES[0] += size
     try:
         if len(_PLANS) > 4096:
             _PLANS.clear()
-        _PLANS[key] = (weakref.ref(job_tiles), plan)
+
+        def forget(ref, key=key):  # the array is gone: its plan goes with it (unless another took the key)
+            if _PLANS.get(key, (None,))[0] is ref:
+                del _PLANS[key]
+        _PLANS[key] = (weakref.ref(job_tiles, forget), plan)
     except TypeError:  # not weak-referenceable: no caching
         pass
     return plan
 
 
+PLANS_KEPT_BYTES = 128 * 2**20  # deal plans kept by content at most (a default-model layout's plan: ~4 MB)
+_PLANS_BYTES = [0]
 _PLANS_BY_CONTENT: dict = {}
 
 

@@ -1,5 +1,6 @@
-"""Test-session settings: traces of the eager baseline are cached in a folder of this session
-(mimdsim/workloads/snn/baselines/eager_trace.py), not in the user's cache, and the folder is removed at the
+"""Test-session settings: traces of the eager baseline and sweeps' placement searches are cached in a folder
+of this session (mimdsim/workloads/snn/baselines/eager_trace.py, mimdsim/workloads/snn/placement.py), not in
+the user's cache, and the folder is removed at the
 session's end (pytest's tmp_path_factory; a folder the user set in MIMDSIM_CACHE_DIR is left alone)."""
 import os
 

@@ -439,8 +439,9 @@ def test_no_process_wide_pins_two_threads_with_different_pins_get_their_own_numb
 def test_the_placement_search_times_its_candidates_under_the_runs_pins():
     """The search's scores read the same pinned codelet constants as the run they choose for: with every
     bundle unpaired (compiled_coissue_fraction 0) each candidate is slower than at the default, and the
-    chosen one's score equals the placement module's score of that program under the same pins."""
-    from mimdsim.workloads.snn.placement import score
+    chosen one's score equals the placement module's score of that program under the same pins and the
+    run's rates, which at T = 12 is the run's own step time."""
+    from mimdsim.workloads.snn.placement import Rates, score
 
     free, pinned = _run(band=False), _run(assume={"compiled_coissue_fraction": 0}, band=False)
     a, b = free.placement["search"], pinned.placement["search"]
@@ -449,4 +450,6 @@ def test_the_placement_search_times_its_candidates_under_the_runs_pins():
     net = Network.feedforward(SMALL["sizes"], max_activity=0.1)
     run = simulate(net, "ipu-mk2", timesteps=SMALL["T"], batch_size=SMALL["B"], activity=0.05, band=False,
                    assume={"compiled_coissue_fraction": 0})
-    assert score(run.program, pinned=A.check({"compiled_coissue_fraction": 0})) == b[0]["seconds_per_step"]
+    rates = Rates((0.05,) * 4, (0.0,) + (0.05,) * 3)
+    assert score(run.program, pinned=A.check({"compiled_coissue_fraction": 0}), rates=rates) == \
+        b[0]["seconds_per_step"] == run.report.seconds_per_step

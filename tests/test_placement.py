@@ -265,3 +265,39 @@ def test_each_candidate_compiled_once(monkeypatch):
         search(net.sizes, net.capacities, system("ipu-mk2"), timesteps=50, batch_size=48, schedule="fused",
                neurons_per_tile=4)
     assert compiled and len(compiled) == len(set(compiled))
+
+
+def _random_one_chip_models(count, seed=41):
+    """``count`` random rate-driven models that fit one chip of 1472 tiles: 2-3 hidden layers of 200-1400
+    neurons (often more than one neuron per tile on one chip, one per tile on two), their rates below
+    their lists' capacity, a short step (T = 3-12, so every score is the run itself)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    models = []
+    while len(models) < count:
+        sizes = [int(rng.integers(50, 800))] + [int(v) for v in rng.integers(200, 1400, int(rng.integers(2, 4)))] + [10]
+        max_activity = float(rng.uniform(0.02, 0.1))
+        run = dict(timesteps=int(rng.integers(3, 13)), batch_size=int(rng.integers(1, 9)),
+                   activity=float(rng.uniform(0.2, 1.0) * max_activity), seed=int(rng.integers(0, 1000)),
+                   schedule=str(rng.choice(["published", "fused"])))
+        net = Network.feedforward(sizes, max_activity=max_activity)
+        try:
+            mimdsim.simulate(net, system("ipu-mk2", chips=1), band=False, **run)
+        except (OutOfTileMemory, ConfigError):
+            continue  # not a model that fits one chip
+        models.append((net, run))
+    return models
+
+
+def test_more_chips_never_slower_on_random_models():
+    # issue 40: --chips 1/2/4/8 never slower than fewer chips, on the step time the run reports (the
+    # search scores at the run's rates and seed; the scans of fewer chips are part of more chips' scan)
+    scored_on_more = 0
+    for net, run in _random_one_chip_models(20):
+        times = []
+        for chips in (1, 2, 4, 8):
+            report = mimdsim.simulate(net, system("ipu-mk2", chips=chips), band=False, **run).report
+            times.append(report.seconds_per_step)
+        assert all(b <= a for a, b in zip(times, times[1:])), (net.sizes, run, times)
+        scored_on_more += any(c["chips"] > 1 for c in report.placement["search"])
+    assert scored_on_more  # placements on more than one chip were scored against one chip's: not vacuous

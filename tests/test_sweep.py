@@ -152,13 +152,61 @@ def test_cli_sweep_serial_plot_and_dataframe(tmp_path, capsys):
     assert isinstance(df, pd.DataFrame) and len(df) == 4 and "speedup.fused" in df.columns
 
 
-def test_without_dask_the_sweep_runs_serially_and_says_how_to_install(tmp_path, monkeypatch):
+def test_without_dask_the_sweep_runs_locally_and_a_scheduler_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     lines = []
     sw = load_sweep(_sweep(tmp_path, '"run.activity" = [0.01, 0.02]\n'))
-    assert run_sweep(sw, out=lines.append) == 2
+    assert run_sweep(sw, out=lines.append) == 2 and not lines  # the default local run needs no Dask
+    sw = load_sweep(_sweep(tmp_path, '"run.activity" = [0.03, 0.04]\n', results="s.jsonl"))
+    assert run_sweep(sw, scheduler="tcp://localhost:8786", out=lines.append) == 2
     assert "pip install \"mimdsim[distributed]\"" in lines[0]
     assert json.loads(open(sw.results).readline())["status"] == "ok"
+
+
+def test_local_process_pool_matches_serial_point_for_point(tmp_path):
+    from mimdsim.sweep.runner import run_pool
+    axes = '"run.activity" = [0.01, 0.02, 0.03]\n"chip.tiles" = [256, 512]\n'
+    serial, pool = (load_sweep(_sweep(tmp_path, axes, name=f"{r}.toml", results=f"{r}.jsonl"))
+                    for r in ("serial", "pool"))
+    assert run_serial(serial, cache=False) == 6 and run_pool(pool, 2, cache=False) == 6
+    assert _summary(load_results(serial.results)) == _summary(load_results(pool.results))
+    assert run_pool(pool, 2) == 0  # nothing left: no point twice
+
+
+def test_serial_runs_points_of_one_shape_together():
+    from mimdsim.sweep.runner import by_shape
+    points = [{"run.activity": a, "chip.tiles": t} for a in (0.01, 0.02) for t in (256, 320, 384)]
+    assert [p["chip.tiles"] for p in by_shape(points)] == [256, 256, 320, 320, 384, 384]
+    assert sorted(map(str, by_shape(points))) == sorted(map(str, points))
+
+
+def test_placement_searches_kept_on_disk_are_reused_and_no_cache_bypasses_them(tmp_path, monkeypatch):
+    """A sweep keeps each point's search in the cache folder (keyed by content and the code's version); a
+    later run in a fresh process state reads it instead of searching, with identical records; --no-cache
+    writes and reads nothing."""
+    from mimdsim.workloads.snn import placement, simulate
+
+    def fresh():  # what a new process holds: no search, no compiled program
+        placement._CHOSEN.clear()
+        simulate._compiled.cache_clear()
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MIMDSIM_CACHE_DIR", str(folder))
+    axes = '"run.activity" = [0.01, 0.02]\n"chip.tiles" = [256, 320]\n'
+    first = load_sweep(_sweep(tmp_path, axes, name="a.toml", results="a.jsonl"))
+    assert main(["sweep", first.path, "--serial", "--quiet", "--no-cache"]) == 0
+    assert not folder.exists()
+    fresh()
+    second = load_sweep(_sweep(tmp_path, axes, name="b.toml", results="b.jsonl"))
+    assert run_serial(second) == 4
+    kept = sorted((folder / "placements").glob("*.json"))
+    assert len(kept) == 4  # one search per point: each point's rates differ
+    fresh()
+    scored = []
+    monkeypatch.setattr(placement, "score", lambda *a, **kw: scored.append(a) or 1.0)
+    third = load_sweep(_sweep(tmp_path, axes, name="c.toml", results="c.jsonl"))
+    assert run_serial(third) == 4 and not scored  # every search read from the folder
+    summaries = [_summary(load_results(s.results)) for s in (first, second, third)]
+    assert len(summaries[0]) == 4 and summaries[0] == summaries[1] == summaries[2]
 
 
 def test_dask_tasks_group_points_of_one_shape():

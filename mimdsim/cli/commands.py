@@ -206,12 +206,12 @@ def cmd_sweep(args) -> int:
     progress = Progress("sweep", "point", enabled=not args.quiet, every=5.0)
     INTERRUPTED.append(lambda: f"{len(load_results(sweep.results))} of {total} points are kept in "
                                f"{sweep.results}; run the same command again to compute the rest")
-    if todo and not args.serial:
-        progress.note(f"starting {'the Dask client at ' + args.scheduler if args.scheduler else 'a Dask LocalCluster'}"
-                      f" for {todo} point(s) (--serial runs in this process)")
+    if todo and not args.serial and args.scheduler:
+        progress.note(f"starting the Dask client at {args.scheduler} for {todo} point(s) (--serial runs in this "
+                      f"process)")
     try:
         computed = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
-                             progress=progress,
+                             progress=progress, cache=not args.no_cache,
                              # shown with --quiet too: a run waiting on another must not look hung
                              out=lambda text: progress.note(text) if progress.enabled else say(text))
     finally:

@@ -123,17 +123,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", dest="run_set", type=_run_set, action="append", metavar="KEY=VALUE",
                    help="override a key of the file (model.batch=32) or a chip field (sram_per_tile=1248000)")
     r.set_defaults(func=commands.cmd_run)
-    w = sub.add_parser("sweep", help="run a sweep file on Dask (or serially); resumable",
+    w = sub.add_parser("sweep", help="run a sweep file on local processes, Dask or serially; resumable",
                        description="Run a sweep file (an experiment file plus [sweep] axes; docs/reference.md): "
                                    "every point is built and checked first, then run rate-driven (execute = true: "
                                    "execution-driven) and appended to the results file as it finishes; running "
                                    "the same command again computes only the missing points.")
     w.add_argument("file", metavar="FILE", help="sweep file (an experiment file plus [sweep] and [sweep.axes])")
     w.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="address of a running Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")
+                   help="address of a running Dask scheduler, e.g. tcp://host:8786 (default: local worker processes)")
     w.add_argument("--workers", type=_positive_int, default=None, metavar="N",
-                   help="LocalCluster workers (default: one per core)")
-    w.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+                   help="local worker processes (default: one per core; a sweep of fewer than 3 points a worker "
+                        "runs serially)")
+    w.add_argument("--serial", action="store_true", help="run in this process, without workers")
+    w.add_argument("--no-cache", action="store_true",
+                   help="search every point's placement again instead of reusing searches kept on disk by earlier "
+                        "runs of the same code (in $MIMDSIM_CACHE_DIR, default ~/.cache/mimdsim)")
     w.add_argument("--plot", default=None, metavar="DIR", help="draw the results into this folder")
     w.add_argument("--quiet", action="store_true", help="no progress line")
     w.set_defaults(func=commands.cmd_sweep)

@@ -296,7 +296,8 @@ def search_lines(placement: dict) -> list[str]:
     found = placement.get("search")
     if not found:
         return []
-    out = ["  placement candidates (scored rate-driven at half each list's capacity, loops from their first steps):"]
+    out = ["  placement candidates (scored rate-driven at the run's rates, an execution-driven run's at half each "
+           "list's capacity; loops from their first steps):"]
     for c in found:
         t = f"{c['seconds_per_step'] * 1e3:.3f} ms" if c["seconds_per_step"] is not None else "-"
         out.append(f"    {c['neurons_per_tile']:>3} neurons per tile on {c['chips']} chip(s), {c['tiles']:>6} tiles  "

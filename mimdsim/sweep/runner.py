@@ -1,5 +1,5 @@
-"""Running a sweep: serially or on a Dask cluster (several points of one shape per task); no lost
-work, no point twice.
+"""Running a sweep: serially, on a pool of local processes, or on a Dask cluster (several points of
+one shape per task); no lost work, no point twice.
 
 Each finished point is appended to the results file (JSON lines: parameters, summary,
 versions, seed, or the error it raised) as soon as it completes (flushed at once, fsynced at
@@ -226,10 +226,38 @@ def pending(sweep: Sweep) -> list[dict]:
     return out
 
 
-def run_serial(sweep: Sweep, *, limit=None, progress=None, note=None) -> int:
-    """Run the missing points one after another; returns how many were computed."""
-    with results_lock(sweep.results, note):
-        todo = pending(sweep)[:limit]  # read under the lock: what another run wrote is not redone
+def by_shape(points: list[dict]) -> list[dict]:
+    """The points with those of one compiled program (differing only in rate settings) together, shapes
+    in the order they first appear: a serial run then compiles, places and keeps each shape once."""
+    groups: dict = {}
+    for p in points:
+        groups.setdefault(_shape_key(p), []).append(p)
+    return [p for g in groups.values() for p in g]
+
+
+def _shape_key(params: dict) -> str:
+    return json.dumps({k: v for k, v in params.items() if k not in RATE_KEYS}, sort_keys=True, default=float)
+
+
+@contextlib.contextmanager
+def placement_cache(cache: bool | str = True):
+    """Searches kept on disk across runs for the duration (``cache``: True, the default folder; a path;
+    False, this process only: ``--no-cache``), keyed by their content and the code's version."""
+    from ..workloads.snn import placement
+
+    before = placement._DISK["folder"]
+    placement.use_disk_cache((placement.default_cache_folder() if cache is True else cache) if cache else None)
+    try:
+        yield
+    finally:
+        placement.use_disk_cache(before)
+
+
+def run_serial(sweep: Sweep, *, limit=None, progress=None, note=None, cache: bool | str = True) -> int:
+    """Run the missing points one after another, those of one shape together (:func:`by_shape`);
+    returns how many were computed. ``cache``: keep placement searches on disk (:func:`placement_cache`)."""
+    with results_lock(sweep.results, note), placement_cache(cache):
+        todo = by_shape(pending(sweep))[:limit]  # read under the lock: what another run wrote is not redone
         for i, params in enumerate(todo, start=1):
             _append(sweep.results, run_point(point_values(sweep, params), sweep.command, params))
             if progress:
@@ -250,18 +278,18 @@ def task_chunks(points: list[dict], workers: int, most: int = MOST_POINTS_PER_TA
     about ``TASKS_PER_WORKER`` tasks per worker, at most ``most`` points each."""
     groups: dict = {}
     for p in points:
-        shape = json.dumps({k: v for k, v in p.items() if k not in RATE_KEYS}, sort_keys=True, default=float)
-        groups.setdefault(shape, []).append(p)
+        groups.setdefault(_shape_key(p), []).append(p)
     size = max(1, min(most, -(-len(points) // (TASKS_PER_WORKER * max(int(workers), 1)))))
     return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
 
 
-def run_points(jobs: list[tuple]) -> list[dict]:
-    """One task: ``run_point`` for each ``(values, command, params)`` in turn."""
-    return [run_point(*job) for job in jobs]
+def run_points(jobs: list[tuple], cache: bool | str = False) -> list[dict]:
+    """One task: ``run_point`` for each ``(values, command, params)`` in turn (``cache``: :func:`placement_cache`)."""
+    with placement_cache(cache):
+        return [run_point(*job) for job in jobs]
 
 
-def run_dask(sweep: Sweep, client, *, progress=None, note=None) -> int:
+def run_dask(sweep: Sweep, client, *, progress=None, note=None, cache: bool | str = True) -> int:
     """Run the missing points as tasks on a dask.distributed client (several points of one shape
     per task, :func:`task_chunks`); returns how many were computed. Each task's records are
     written as it completes and its future released at once: a worker that dies later holds no
@@ -272,7 +300,8 @@ def run_dask(sweep: Sweep, client, *, progress=None, note=None) -> int:
         todo = pending(sweep)
         workers = max(len(client.scheduler_info().get("workers", {})), 1)
         running = as_completed([client.submit(run_points, [(point_values(sweep, p), sweep.command, p) for p in chunk],
-                                              key=f"points-{point_id(chunk[0])}-{len(chunk)}", pure=False, retries=2)
+                                              cache, key=f"points-{point_id(chunk[0])}-{len(chunk)}", pure=False,
+                                              retries=2)
                                 for chunk in task_chunks(todo, workers)])
         done = 0
         for fut in running:
@@ -315,20 +344,74 @@ def _write_refused(sweep: Sweep, error: ResultsWriteError):
                        f"the rest")
 
 
+def run_pool(sweep: Sweep, workers: int, *, progress=None, note=None, cache: bool | str = True) -> int:
+    """Run the missing points on a pool of ``workers`` local processes (the standard library's, forked
+    where the platform allows: no cluster to start, nothing to install), several points of one shape
+    per task (:func:`task_chunks`); each task's records are written by this process as it completes.
+    A worker that dies (killed, out of memory) breaks the pool: the points not yet written run on a
+    new pool, at most ``POOL_RETRIES`` times. Returns how many were computed."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with results_lock(sweep.results, note):
+        todo = pending(sweep)
+        done = 0
+        for attempt in range(POOL_RETRIES + 1):
+            left = pending(sweep)
+            tasks = task_chunks(left, workers)
+            try:
+                with ProcessPoolExecutor(min(workers, len(tasks)) or 1, mp_context=context) as pool:
+                    running = [pool.submit(run_points, [(point_values(sweep, p), sweep.command, p) for p in chunk],
+                                           cache) for chunk in tasks]
+                    for fut in as_completed(running):
+                        for rec in fut.result():
+                            _append(sweep.results, rec)
+                            done += 1
+                            if progress:
+                                progress(done, len(todo))
+                break
+            except BrokenProcessPool:
+                if attempt == POOL_RETRIES:
+                    raise
+                if note:
+                    note(f"a sweep worker process died; running the {len(pending(sweep))} point(s) not yet written "
+                         f"on new processes")
+        _sync(sweep.results)
+    return len(todo)
+
+
+POOL_RETRIES = 2  # new pools after a worker died (as Dask retries a task twice)
+# a local run with fewer points than this per worker runs serially: starting the pool and loading each
+# worker's compiled kernels (~1 s a process) costs more than a second core saves (docs/performance.md)
+SERIAL_BELOW_POINTS_PER_WORKER = 3
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 @_write_errors_resumable
-def run_sweep(sweep: Sweep, *, scheduler=None, workers=None, serial=False, progress=None, out=print) -> int:
-    """Run a sweep on Dask (a LocalCluster sized to the machine, or ``scheduler``) or serially."""
+def run_sweep(sweep: Sweep, *, scheduler=None, workers=None, serial=False, progress=None, out=print,
+              cache: bool | str = True) -> int:
+    """Run a sweep: on the Dask scheduler at ``scheduler``; else locally on a pool of ``workers``
+    processes (default one per core; a sweep with fewer than ``SERIAL_BELOW_POINTS_PER_WORKER`` points
+    per worker, or one worker, runs serially); ``serial`` runs in this process. ``cache``: placement
+    searches kept on disk across runs (:func:`placement_cache`; False: ``--no-cache``)."""
     if serial:
-        return run_serial(sweep, progress=progress, note=out)
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        out(f"dask.distributed is not installed: running serially ({DISTRIBUTED_HINT})")
-        return run_serial(sweep, progress=progress, note=out)
+        return run_serial(sweep, progress=progress, note=out, cache=cache)
     if scheduler:
-        with Client(scheduler) as client:
-            return run_dask(sweep, client, progress=progress, note=out)
-    n = workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        return run_dask(sweep, client, progress=progress, note=out)
+        try:
+            from distributed import Client
+        except ImportError:
+            out(f"dask.distributed is not installed: running on local processes ({DISTRIBUTED_HINT})")
+        else:
+            with Client(scheduler) as client:
+                return run_dask(sweep, client, progress=progress, note=out, cache=cache)
+    n = workers or cores()
+    if n <= 1 or len(pending(sweep)) < SERIAL_BELOW_POINTS_PER_WORKER * n:
+        return run_serial(sweep, progress=progress, note=out, cache=cache)
+    return run_pool(sweep, n, progress=progress, note=out, cache=cache)

@@ -11,7 +11,7 @@ limit, so odd counts are candidates too. Layers are placed as :func:`..mapping.m
 places them (whole layers per chip, filled in order), so n fixes the chips a placement uses:
 searching n over the chips given searches the chips used, 1..given, too.
 
-Order and pruning. n rises from the smallest count that places. The scan ends at the first count
+Order and pruning. Per chip count, n rises from the smallest count that places. The scan ends at the first count
 whose neurons alone overfill a tile (:func:`memory_floor`: weights, gradients, Adam moments and
 membrane history per neuron, true of every program and non-decreasing in n), or after two counts
 in a row that are slower than the best so far or do not fit (a count that does not fit is not the
@@ -21,11 +21,21 @@ reductions and exchange (shrinking with n); odd counts run scalar paths, so the 
 unimodal and two in a row are asked for. Over 40 grids (docs/user-guide.md) the rule never missed
 the fastest count.
 
-Score. Each fitting candidate runs rate-driven (:class:`.sources.RateSource`, seed 0) at half
-each list's capacity, the CLI's default activity, so the choice depends on the shape only and
-is cached per shape (a sweep over activities compiles and searches once). Its loops run their
-first D + ``STEADY`` iterations and charge the rest the steady mean (:func:`score`); the loops'
-part does not depend on T and is kept across timestep counts of one shape.
+Score. Each fitting candidate runs rate-driven (:class:`.sources.RateSource`) at the rates the
+run will draw from (:class:`Rates`: its activity, gradient-candidate and input rates, seed and
+overflow policy); an execution-driven run, whose rates come from its dynamics, is scored at half
+each list's capacity. Its loops run their first D + ``STEADY`` iterations and charge the rest
+the steady mean (:func:`score`: exact where T <= D + ``STEADY``, then it is the run itself); the
+loops' part does not depend on T and is kept across timestep counts of one shape. A search's
+result is kept per problem, chips pinned, assumptions pinned and rates (:func:`search`), in this
+process and, where :func:`use_disk_cache` names a folder (a sweep does), on disk keyed by that
+content and the code's version.
+
+More chips are never slower. The counts are scanned per chip count k (those placing on exactly
+k chips, with the order and pruning below), and a search on N chips scores the union of the
+scans for k = 1..N. Each scan and each score depends on the layout alone (the compiled program
+keeps only the chips it uses), so the candidates of N chips include those of fewer chips, and
+their fastest is at least as fast.
 
 Structure. A :class:`Problem` is what is placed (the shape, the system, the compile settings). Its
 :class:`Candidates` compile each count and plan its memory once (:class:`Candidate`; whether a
@@ -37,6 +47,9 @@ candidates: each remedy is the least relaxation along one axis under which the p
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,12 +218,34 @@ class Choice:
 
 
 def half_capacity(sizes, capacities) -> list[float]:
-    """Per layer (input first) the activity a search scores at: half the list's capacity."""
+    """Per layer (input first) the activity a search scores at without a run's rates: half the list's capacity."""
     return [min(1.0, k / (2 * n)) for n, k in zip(sizes, capacities)]
 
 
-def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinned = NOTHING) -> float:
-    """Seconds per step of ``program`` rate-driven at half each list's capacity (seed 0).
+@dataclass(frozen=True)
+class Rates:
+    """What a rate-driven run draws its spikes from: per layer (input first) the firing rate and the
+    gradient-candidate rate (0 for the input), the seed and the overflow policy (input, hidden) of
+    :class:`.sources.RateSource`. Hashable: part of the search's cache key."""
+    activity: tuple
+    candidate: tuple
+    seed: int = 0
+    random_policy: tuple = (False, False)
+
+    @classmethod
+    def half_capacity(cls, sizes, capacities) -> Rates:
+        """Half each list's capacity, seed 0: what an execution-driven run's placement is scored at."""
+        act = tuple(half_capacity(sizes, capacities))
+        return cls(act, (0.0,) + act[1:])
+
+    def source(self, program: Program, sizes, capacities) -> RateSource:
+        return RateSource(program, sizes, capacities, list(self.activity), list(self.candidate), seed=self.seed,
+                          random_policy=self.random_policy)
+
+
+def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinned = NOTHING,
+          rates: Rates | None = None) -> float:
+    """Seconds per step of ``program`` rate-driven at ``rates`` (default: half each list's capacity, seed 0).
 
     ``steady=None`` runs every iteration. Otherwise each loop is estimated from its first
     ``D + steady`` iterations, ``D = (L - 1) * delay`` (layer l is silent for t < (l - 1) * delay,
@@ -222,15 +257,16 @@ def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinne
 
     The loops' part depends on the loop bodies, not on T: it is kept per ``key`` (the search's
     shape without T), so another T of one shape runs only the steps outside the loops. ``pinned``:
-    the codelet and host assumptions the run pins, under which each candidate is timed."""
+    the codelet and host assumptions the run pins, under which each candidate is timed. Where
+    T <= D + ``steady`` every iteration runs: the score is the run's own time at ``rates``."""
     plan = program.plan
     T = program.timesteps
     transient = (len(plan.sizes) - 2) * plan.delay
     short = T if steady is None else min(T, transient + steady)
-    act = half_capacity(plan.sizes, plan.capacities)
+    rates = rates or Rates.half_capacity(plan.sizes, plan.capacities)
 
     def source(prog):
-        return RateSource(prog, plan.sizes, plan.capacities, act, [0.0] + act[1:], seed=0)
+        return rates.source(prog, plan.sizes, plan.capacities)
 
     if short >= T:
         return run_program(program, source(program), pinned=pinned).seconds_per_step
@@ -238,7 +274,7 @@ def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinne
     # the bodies are lowered from the shape, not from T (T sizes the histories, the io and the loss
     # outside the loops; tests/test_placement.py compares the bodies at two T for every program); the
     # published op's weight-gradient scheme, chosen by the memory plan, is the one choice T moves
-    cache_key = None if key is None else (key, short, plan.weight_grad_copies, pinned)
+    cache_key = None if key is None else (key, short, plan.weight_grad_copies, pinned, rates)
     hit = _LOOPS.get(cache_key) if cache_key is not None else None
     if hit is None:
         looped = _part(program, [dataclasses.replace(s, count=short) for s in loops], short)
@@ -342,9 +378,10 @@ def fewest_per_chips(sizes, chips, tiles_per_chip, reserve_tile0, chips_used=Non
 
 
 def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None, reserve_tile0=True,
-           pinned: Pinned = NOTHING, **kw) -> Choice:
-    """The fastest placement that fits (see the module docstring); ``neurons_per_tile`` and
-    ``chips_used`` pin either. Raises :class:`OutOfTileMemory` with checked remedies when none fits."""
+           pinned: Pinned = NOTHING, rates: Rates | None = None, **kw) -> Choice:
+    """The fastest placement that fits (see the module docstring), its candidates scored at ``rates``
+    (None: half each list's capacity); ``neurons_per_tile`` and ``chips_used`` pin either. Raises
+    :class:`OutOfTileMemory` with checked remedies when none fits."""
     if chips_used is not None:
         if chips_used > system.chips:
             raise ConfigError(Param("chips_used", chips_used), f" is more than the {system.chips} chip(s) given: raise ",
@@ -352,14 +389,19 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
                               Param("chips_used", action="lower"), param=Param("chips_used", chips_used),
                               limit=system.chips)
         system = dataclasses.replace(system, chips=chips_used)
-    space = Candidates(Problem.of(sizes, capacities, system, dict(kw, reserve_tile0=reserve_tile0)))
+    space = _space(Problem.of(sizes, capacities, system, dict(kw, reserve_tile0=reserve_tile0)))
     if neurons_per_tile is not None:  # pinned: today's placement, no scoring
         return _pinned(space, neurons_per_tile, chips_used)
     if kw.get("schedule") == "poptorch":  # poplin's planner maps every matmul over the chip: no neuron placement
         program = space.problem.compile()
         check_fits(program)
         return Choice(program, (), False)
-    seconds, failed = _scored(space, chips_used, pinned)
+    rates = rates or Rates.half_capacity(sizes, capacities)
+    key = (space.problem, chips_used, pinned, rates)
+    verdicts = _recall(key)
+    if verdicts is not None:  # searched before (this process or, on disk, an earlier run of this code)
+        return Choice(space.get(verdicts[0].neurons_per_tile).program, verdicts, True)
+    seconds, failed = _scored(space, chips_used, pinned, rates)
     if not seconds:
         if not failed:  # nothing places: the mapper's own error names the layer and the fix
             space.problem.compile()
@@ -370,7 +412,103 @@ def search(sizes, capacities, system, *, neurons_per_tile=None, chips_used=None,
                                                 problem.kw["reserve_tile0"]) + "; give one of those ",
                               Param("chips_used", action="change"), " or drop it", param=Param("chips_used", chips_used))
         raise with_remedies(failed[0].oom, space, pinned=None, chips_pinned=chips_used is not None) from None
-    return _ranked(space, seconds, failed)
+    choice = _ranked(space, seconds, failed)
+    _keep(key, choice.candidates)
+    return choice
+
+
+# ------------------------------------------------------------------ what searches keep
+
+_SPACES: dict = {}  # Problem -> its Candidates (compiled counts), the latest few: a sweep's activities share them
+SPACES_KEPT = 2
+_CHOSEN: dict = {}  # (problem, chips pinned, assumptions pinned, rates) -> the search's verdicts
+CHOSEN_KEPT = 4096  # verdicts are a few numbers each: ~1 MB at most
+_DISK = {"folder": None}  # where searches are kept across runs (use_disk_cache); None: this process only
+
+
+def _space(problem: Problem) -> Candidates:
+    """The problem's candidates, kept for the next search of the same problem (another activity)."""
+    hit = _SPACES.pop(problem, None) or Candidates(problem)
+    _SPACES[problem] = hit  # most recent last
+    while len(_SPACES) > SPACES_KEPT:
+        del _SPACES[next(iter(_SPACES))]
+    return hit
+
+
+def use_disk_cache(folder) -> None:
+    """Keep searches in ``folder`` across runs (None: in this process only). Each is a small JSON file
+    named by the digest of its key and the code's version (:func:`code_version`); a folder that cannot
+    be written keeps nothing and costs nothing."""
+    _DISK["folder"] = None if folder is None else os.fspath(folder)
+
+
+def default_cache_folder() -> str:
+    """``$MIMDSIM_CACHE_DIR``, else ``$XDG_CACHE_HOME/mimdsim``, else ``~/.cache/mimdsim``; searches in
+    ``placements/`` under it."""
+    root = os.environ.get("MIMDSIM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "mimdsim")
+    return os.path.join(root, "placements")
+
+
+_VERSION: list = []
+
+
+def code_version() -> str:
+    """A digest of every Python file of the simulator (``mimdsim`` and ``kernels``): any change to the
+    code that could move a score gives other cache keys."""
+    if not _VERSION:
+        from ...kernels import assumed
+        package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # mimdsim/
+        h = hashlib.sha1()
+        for root in (package, os.path.dirname(os.path.abspath(assumed.__file__))):
+            for folder, dirs, files in sorted(os.walk(root)):
+                dirs.sort()
+                for name in sorted(f for f in files if f.endswith(".py")):
+                    path = os.path.join(folder, name)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+        _VERSION.append(h.hexdigest())
+    return _VERSION[0]
+
+
+def _disk_path(key) -> tuple[str, str]:
+    text = repr((code_version(), key))
+    return os.path.join(_DISK["folder"], hashlib.sha1(text.encode()).hexdigest() + ".json"), text
+
+
+def _recall(key) -> tuple | None:
+    hit = _CHOSEN.get(key)
+    if hit is not None or _DISK["folder"] is None:
+        return hit
+    path, text = _disk_path(key)
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        if data["key"] != text:  # another key with the same digest: not this search
+            return None
+        hit = tuple(Verdict(*v) for v in data["verdicts"])
+    except (OSError, ValueError, KeyError, TypeError):  # absent, unreadable or damaged: search again
+        return None
+    _CHOSEN[key] = hit
+    return hit
+
+
+def _keep(key, verdicts: tuple) -> None:
+    if len(_CHOSEN) >= CHOSEN_KEPT:
+        _CHOSEN.clear()
+    _CHOSEN[key] = verdicts
+    if _DISK["folder"] is None:
+        return
+    path, text = _disk_path(key)
+    try:
+        os.makedirs(_DISK["folder"], exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w") as f:
+            json.dump({"key": text, "verdicts": [dataclasses.astuple(v) for v in verdicts]}, f)
+        os.replace(temporary, path)  # whole or absent: a reader never sees half a file
+    except OSError:  # a cache that cannot be written keeps nothing; the search's result stands
+        pass
 
 
 def _pinned(space: Candidates, n: int, chips_used) -> Choice:
@@ -408,10 +546,11 @@ def _pinned(space: Candidates, n: int, chips_used) -> Choice:
     return Choice(c.program, (Verdict(n, c.chips, c.tiles, None, "pinned"),), False)
 
 
-def _scored(space: Candidates, chips_used, pinned: Pinned = NOTHING) -> tuple[dict, list]:
-    """The scoring loop: the counts that place, ascending, each that fits timed (:func:`score`), until
-    the scan's end (module docstring); then the fewest neurons per tile on each chip count, so more
-    chips given are never slower than fewer. Returns ``{n: seconds}`` and the candidates that do
+def _scored(space: Candidates, chips_used, pinned: Pinned = NOTHING, rates: Rates | None = None) -> tuple[dict, list]:
+    """The scoring loop: for each chip count k (``chips_used`` only, where pinned), the counts that place
+    on exactly k chips, ascending, each that fits timed (:func:`score`), until that scan's end (module
+    docstring). Each scan depends on k and the layouts alone, never on the chips given, so more chips
+    given score a superset and are never slower. Returns ``{n: seconds}`` and the candidates that do
     not fit, by count."""
     problem = space.problem
     sram = problem.system.chip.sram_per_tile
@@ -420,25 +559,27 @@ def _scored(space: Candidates, chips_used, pinned: Pinned = NOTHING) -> tuple[di
     def visit(n) -> bool:
         c = space.get(n)
         if c.fits:
-            seconds[n] = score(c.program, key=(problem.shape, n), pinned=pinned)
-        else:
+            if n not in seconds:
+                seconds[n] = score(c.program, key=(problem.shape, n), pinned=pinned, rates=rates)
+        elif c not in failed:
             failed.append(c)
         return c.fits
 
-    slower = 0
-    for n, _, _ in problem.counts(chips_used):
-        if problem.floor(n) > sram and (seconds or failed):  # the first is compiled: its plan names the tile
-            break  # this count's and every larger count's neurons alone overfill a tile
-        best = min(seconds.values(), default=None)
-        if not visit(n):  # a larger count may still fit (the published op's one-copy weight
-            slower += best is not None  # gradient halves a tile's bytes): not better, the scan goes on
-        else:
-            slower = slower + 1 if best is not None and seconds[n] >= best else 0
-        if slower >= SLOWER_IN_A_ROW or len(seconds) >= MAX_SCORED:
-            break
-    for n, _, _ in problem.fewest_per_chips(chips_used):
-        if n not in space and problem.floor(n) <= sram:
-            visit(n)
+    layers = len(problem.sizes) - 1
+    for k in [chips_used] if chips_used is not None else range(1, min(problem.system.chips, layers) + 1):
+        best, slower, scored, tried = None, 0, 0, False
+        for n, _, _ in problem.counts(k):
+            if problem.floor(n) > sram and (tried or seconds or failed):  # the first is compiled: its plan names the tile
+                break  # this count's and every larger count's neurons alone overfill a tile
+            tried = True
+            if not visit(n):  # a larger count may still fit (the published op's one-copy weight
+                slower += best is not None  # gradient halves a tile's bytes): not better, the scan goes on
+            else:
+                scored += 1
+                slower = slower + 1 if best is not None and seconds[n] >= best else 0
+                best = seconds[n] if best is None else min(best, seconds[n])
+            if slower >= SLOWER_IN_A_ROW or scored >= MAX_SCORED:
+                break
     return seconds, sorted(failed, key=lambda c: c.neurons_per_tile)
 
 

@@ -31,7 +31,7 @@ from ...program import Program
 from ...report import Report
 from ...snn import Network
 from ...checks import check_choice, check_fractions, check_int, check_seed
-from .placement import search
+from .placement import Rates, search
 from .programs.compile import SCHEDULES, ProgramChoice, choose_program, other_programs
 from .step import PRECISIONS, check_step
 from .mapping import NEURONS_PER_TILE_FIX, idle_chips_note
@@ -112,10 +112,10 @@ LOWERINGS = {BULK_SYNCHRONOUS: search}
 @functools.lru_cache(maxsize=16)
 def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, optimizer, structure=None,
               precision="fp32", training=True, schedule=None, static_input=False, chips_used=None,
-              pinned: Pinned = NOTHING):
-    """Search the placement, compile and check once per shape: programs are static and runs never
-    modify them (:mod:`.placement`: the fastest placement that fits, unless pinned; its candidates
-    timed under the run's ``pinned`` codelet and host assumptions)."""
+              pinned: Pinned = NOTHING, rates=None):
+    """Search the placement, compile and check once per shape and rates: programs are static and runs
+    never modify them (:mod:`.placement`: the fastest placement that fits, unless pinned; its candidates
+    timed at the run's ``rates`` under its ``pinned`` codelet and host assumptions)."""
     family = family_of(system.chip)
     if family.execution not in LOWERINGS:
         raise ConfigError(f"chip {system.chip.name!r} ({family.name}) executes {family.execution}, and the SNN "
@@ -124,7 +124,7 @@ def _compiled(sizes, capacities, system, T, B, neurons_per_tile, reserve_tile0, 
                                        neurons_per_tile=neurons_per_tile, chips_used=chips_used,
                                        reserve_tile0=reserve_tile0, optimizer=optimizer, structure=structure,
                                        precision=precision, training=training, schedule=schedule,
-                                       static_input=static_input, pinned=pinned)
+                                       static_input=static_input, pinned=pinned, rates=rates)
 
 
 def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timesteps=None, batch_size=None,
@@ -161,7 +161,8 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     ``band=False`` skips ``report.uncertainty`` (the time when every other assumption moves over its
     range, re-costed from the recorded works: no numerics run again).
     ``neurons_per_tile=None`` and ``chips_used=None`` search the placement (:mod:`.placement`: the
-    fastest that fits, scored rate-driven at half each list's capacity); a number pins either.
+    fastest that fits, scored rate-driven at the run's rates, an execution-driven run at half each
+    list's capacity); a number pins either.
     ``report.placement["search"]`` lists the chosen placement and the next two candidates.
     """
     if _dataflow(chip):  # a Tensix chip: ttnn's op stream, priced op by op (workloads/snn/tensix)
@@ -331,11 +332,13 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
 def _choose_program(net: Network, call: _Call):
     """Stage 2: the program, its placement searched (or pinned), compiled and checked once per shape;
     an assumption pinned that it never reads is refused."""
+    rates = None if call.execution or call.neurons_per_tile is not None else _rates(net, call)
+
     def compiled(schedule):
         return _compiled(net.sizes, net.capacities, call.system, int(call.T), int(call.B),
                          call.neurons_per_tile, bool(call.reserve_tile0), call.opt_kind, call.structure,
                          call.precision, call.training, schedule, bool(call.static_input), call.chips_used,
-                         A.of_kind(call.assume, "codelet", "host"))
+                         A.of_kind(call.assume, "codelet", "host"), rates)
 
     try:
         choice = compiled(_compiled_schedule(call.choice))
@@ -385,11 +388,18 @@ def _work_source(net: Network, call: _Call, program: Program):
         if program.plan.schedule == "poptorch":
             from .sources.poptorch import PoptorchExecutionSource as source_class
         return source_class(program, net, call.x, call.y, seed=call.seed, optimizer=call.optimizer)
+    return _rates(net, call).source(program, net.sizes, net.capacities)
+
+
+def _rates(net: Network, call: _Call) -> Rates:
+    """A rate-driven run's rates (input first), seed and overflow policy: what it draws and what its
+    placement is scored at."""
+    L = net.num_layers
     act = check_fractions("activity", call.activity, L)
     cand = check_fractions("candidate_activity", act if call.candidate_activity is None else call.candidate_activity, L)
     inp = check_fractions("input_activity", act[0] if call.input_activity is None else call.input_activity, 1)
-    return RateSource(program, net.sizes, net.capacities, inp + act, [0.0] + cand, seed=call.seed,
-                      random_policy=(net.input_overflow == "random", net.overflow == "random"))
+    return Rates(tuple(inp + act), (0.0,) + tuple(cand), int(call.seed),
+                 (net.input_overflow == "random", net.overflow == "random"))
 
 
 def _run_and_band(call: _Call, program: Program, source, *, timeline, progress, band) -> Report:
