@@ -370,3 +370,12 @@ def test_cli_sweep_prints_a_table_of_its_points(tmp_path, capsys):
     assert main(["sweep", path, "--serial", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "results (4 point(s), in sweep order):" in out and "MIMD samples/s" in out
+
+
+def test_a_sweep_table_and_its_ticks_write_numbers_one_way():
+    """Thousands separated with four significant digits from 1,000 to a billion (1.09e+05 beside 73,330 read as
+    two scales)."""
+    from mimdsim.sweep.plots import value_text
+
+    assert [value_text(v) for v in (109234.5, 73330.2, 1234.6, 12.345, 2.3e9, 44049)] == [
+        "109,200", "73,330", "1,235", "12.3", "2.3e+09", "44,049"]

@@ -38,9 +38,9 @@ def value_text(v) -> str:
         return str(v)
     if isinstance(v, (int, np.integer)):
         return f"{v:,}"
-    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+    if v != 0 and (abs(v) >= 1e9 or abs(v) < 1e-3):
         return f"{v:.3g}"
-    return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{float(f'{v:.4g}'):,.0f}"  # 4 significant digits, thousands apart
 
 
 def results_table(sweep, records) -> list[str]:
