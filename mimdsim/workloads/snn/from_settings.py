@@ -124,6 +124,8 @@ def build_run(values: dict):
         kw["static_input"] = True
     if v.get("run.precision"):
         kw["precision"] = v["run.precision"]
+    if v.get("run.fidelity"):
+        kw["fidelity"] = v["run.fidelity"]
     if v.get("run.optimizer", "adam") != "adam":  # its kind shapes the program; one step's update is applied
         from ...optim import SGD
         kw["optimizer"] = SGD()
