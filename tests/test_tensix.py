@@ -312,3 +312,13 @@ def test_experiment_file_sets_a_tensix_chips_fields_and_format(tmp_path, capsys)
     typo.write_text('[chip]\npreset = "wormhole-n150"\n[chip.set]\ngrid_z = 4\n')
     assert main(["run", str(typo), "--quiet"]) == 2
     assert "typo.toml:4: unknown chip field(s) ['grid_z']" in capsys.readouterr().err
+
+
+def test_execution_driven_settings_on_tensix_are_refused_naming_the_flag(capsys):
+    from mimdsim.cli import main
+
+    for flags in (["--execute"], ["--activity-from", "execute"]):
+        assert main(["simulate", "--chip", "blackhole-p150", *flags, "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"mimdsim: error: {' '.join(flags)}: blackhole-p150's step is ttnn's dense op stream")
+        assert err.endswith(f"drop {flags[0]} and give the rates (--activity)") and "\n" not in err

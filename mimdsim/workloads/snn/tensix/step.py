@@ -133,7 +133,8 @@ def tensix_simulate(net, chip, *, timesteps, batch_size, activity, input_activit
         timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.dram_bytes), "by_category": memory},
         layers=layers,
-        placement={"framework": "ttnn (eager, from PyTorch)", "precision": f"{precision} {fidelity}",
+        placement={"framework": "ttnn-eager",  # ttnn called op by op from PyTorch
+                   "precision": f"{precision} {fidelity}",
                    "optimizer": opt, "schedule": "ttnn eager",
                    "schedule_reason": "the only program for a Tensix chip: a PyTorch model's ops dispatched to ttnn "
                                       "one by one, as run without trace capture",
