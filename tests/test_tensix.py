@@ -322,3 +322,21 @@ def test_execution_driven_settings_on_tensix_are_refused_naming_the_flag(capsys)
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"mimdsim: error: {' '.join(flags)}: blackhole-p150's step is ttnn's dense op stream")
         assert err.endswith(f"drop {flags[0]} and give the rates (--activity)") and "\n" not in err
+
+
+def test_a_sweep_moves_a_tensix_chips_field_and_fidelity(tmp_path, capsys):
+    import json
+
+    from mimdsim.cli import main
+
+    path = tmp_path / "s.toml"
+    path.write_text('[chip]\npreset = "wormhole-n150"\n[model]\nlayers = [784, 100, 10]\ntimesteps = 5\nbatch = 8\n'
+                    '[sweep.axes]\n"chip.set.grid_x" = [2, 8]\n"run.fidelity" = ["lofi", "hifi4"]\n')
+    assert main(["sweep", str(path), "--quiet"]) == 0
+    records = [json.loads(line) for line in (tmp_path / "s.results.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and {r["status"] for r in records} == {"ok"}
+    assert all(r["device_bytes_limit"] == 12 * 1024 ** 3 and "max_tile_bytes" not in r for r in records)
+    compute = {(r["params"]["chip.set.grid_x"], r["params"]["run.fidelity"]): r["cycles"]["compute"] for r in records}
+    # more passes cost more; the grid moves the time (at this tiny shape a wider one multicasts further for little)
+    assert compute[(2, "lofi")] < compute[(2, "hifi4")] and compute[(8, "hifi4")] != compute[(2, "hifi4")]
+    capsys.readouterr()
