@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGES = ("README.md", "docs/user-guide.md", "docs/gpu-model.md", "docs/cost-model.md")
+PAGES = ("README.md", "docs/user-guide.md", "docs/gpu-model.md", "docs/cost-model.md", "docs/tensix.md")
 MARKER = re.compile(r"^<!-- output: (.*?) -->\n```\n(.*?)```\n", re.S | re.M)
 
 

@@ -408,9 +408,9 @@ def load_experiment(path, *, sweep: bool = False) -> tuple[dict, str]:
             values[key] = value
             continue
         values[key] = check_value(FILE_KEYS[key], value, where=f"{where(key)}: ")
-    from .arch.chip import CHIPS
-    for field in values["chip.set"] or {}:  # named with its file and line before anything runs
-        CHIPS.check_fields([field], where=f"{where('chip.set.' + field)}: ")
+    from .arch.execution import check_chip_fields
+    for field in values["chip.set"] or {}:  # named with its file and line before anything runs, by the chip's family
+        check_chip_fields(values["chip.preset"], [field], where=f"{where('chip.set.' + field)}: ")
     for name, value in (values.get("assume") or {}).items():  # [assume] NAME = VALUE
         check_assumption_entry(name, value, f"{where('assume.' + name)}: [assume] {name} = {value!r}",
                                lambda p: f"{p.key[7:]} = {p.shown or repr(p.value)}")
@@ -429,8 +429,11 @@ def build_system(values: dict):
 
     overrides = dict(values["chip.set"] or {})
     from .arch.chip import refuse_unread_fields
+    from .arch.execution import check_chip_fields
+    check_chip_fields(values["chip.preset"], overrides)  # a field of another chip family is named with it
     refuse_unread_fields(overrides)  # a field no cost reads: the what-if would change nothing
     if values["chip.tiles"] is not None:
+        check_chip_fields(values["chip.preset"], ["tiles"], where="chip.tiles (--tiles): ")
         overrides["tiles"] = values["chip.tiles"]
     return system(values["chip.preset"], chips=values["chip.chips"], **overrides)
 

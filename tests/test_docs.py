@@ -64,7 +64,8 @@ def _outputs():
     return generate_outputs
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/user-guide.md", "docs/gpu-model.md", "docs/cost-model.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/user-guide.md", "docs/gpu-model.md", "docs/cost-model.md",
+                                  "docs/tensix.md"])
 def test_every_command_output_shown_is_what_the_command_prints(page):
     """docs/generate_outputs.py writes each marked output block; regenerated now, none may differ."""
     gen = _outputs()

@@ -206,3 +206,137 @@ def test_validate_counts_every_published_tensix_matmul_as_predicted():
     assert r.stored == 156 and len(r.points) == 12 and {x.kind for x in r.left_out} == {"left out"}
     assert {p.kind for p in r.points} == {"predicted"}
     assert all(p.band[0] <= p.model <= p.band[1] and 0.3 < p.ratio < 3 for p in r.points)
+
+
+def test_step_precision_and_fidelity_flags_are_the_families_formats():
+    """--chip-precision takes each family's formats and --fidelity the Tensix fidelities, as the code has them."""
+    from mimdsim.config import BY_KEY
+    from mimdsim.tensix.ops import FIDELITIES, PRECISIONS
+    from mimdsim.workloads.snn.step import PRECISIONS as IPU_PRECISIONS
+
+    assert BY_KEY["run.precision"].choices == tuple(IPU_PRECISIONS) + PRECISIONS
+    assert BY_KEY["run.fidelity"].choices == FIDELITIES
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+@pytest.mark.parametrize("precision, fidelity", [("bf16", "hifi4"), ("bfp8_b", "lofi"), ("bfp4_b", "lofi")])
+def test_cli_sets_the_tensix_steps_precision_and_fidelity(command, precision, fidelity, capsys):
+    from mimdsim.cli import main
+
+    small = ["--layers", "784,1000,10", "--neuron", "leaky", "--timesteps", "5", "--batch", "16", "--quiet"]
+    assert main([command, "--chip", "wormhole-n150", "--chip-precision", precision, "--fidelity", fidelity, *small]) == 0
+    out = capsys.readouterr().out
+    assert f"ttnn eager, {precision} {fidelity}" in out
+    if command == "compare":  # the Tensix column says its format beside the IPU's fp32
+        row = next(line for line in out.splitlines() if line.lstrip().startswith("precision"))
+        assert row.split()[1:3] == [precision, fidelity] and "fp32" in row
+
+
+def test_precision_and_fidelity_change_the_step_as_the_matrix_engine_does():
+    """HiFi4 runs each matmul's tile products in four passes, LoFi in one (docs/tensix.md): the step's device
+    time orders with the passes, and a block-float format moves fewer bytes."""
+    import mimdsim
+
+    net = mimdsim.Network.build([784, 1000, 10], mimdsim.NeuronSpec("leaky", beta=0.9), bias=True)
+
+    def compute(**kw):
+        r = mimdsim.simulate(net, "wormhole-n150", timesteps=5, batch_size=256, activity=0.05, band=False, **kw).report
+        return sum(p["compute"] for p in r.cycles.values()), r.placement["precision"]
+
+    lofi, hifi2, hifi4 = (compute(precision="bf16", fidelity=f) for f in ("lofi", "hifi2", "hifi4"))
+    assert lofi[0] < hifi2[0] < hifi4[0] and hifi4[1] == "bf16 hifi4"
+    assert compute()[1] == "bf16 hifi2" and compute() == hifi2  # the defaults
+    assert compute(precision="bfp8_b", fidelity="lofi")[0] < lofi[0]
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--chip", "wormhole-n150", "--chip-precision", "fp16"],
+     r"--chip-precision fp16 is an IPU's format; ttnn has no float16 tensors .*: pass --chip-precision bf16$"),
+    (["--chip", "blackhole-p150", "--chip-precision", "fp32"],
+     r"--chip-precision fp32 is an IPU's format; .* not modelled .*: pass --chip-precision bf16$"),
+    (["--chip", "ipu-mk2", "--chip-precision", "bf16"],
+     r"--chip-precision bf16 is a Tensix chip's format .*ipu-mk2's program runs fp32 or fp16: pass --chip-precision "
+     r"fp16, or a Tensix chip \(--chip wormhole-n150\)$"),
+    (["--chip", "ipu-mk2", "--fidelity", "hifi4"],
+     r"--fidelity hifi4 sets the passes of a Tensix chip's matrix engine; ipu-mk2 has no math-fidelity setting: "
+     r"drop it, or pick a Tensix chip \(--chip wormhole-n150\)$"),
+    (["--chip", "wormhole-n150", "--tiles", "4"],
+     r"chip.tiles \(--tiles\): chip field 'tiles' is a graphcore-ipu chip's .*not tenstorrent-tensix's"),
+    (["--chip", "ipu-mk2", "--set", "grid_x=4"],
+     r"chip field 'grid_x' is a tenstorrent-tensix chip's \(presets wormhole-n150, blackhole-p150\), not "
+     r"graphcore-ipu's: ipu-mk2 has no such field; drop it, or choose a tenstorrent-tensix chip; ipu-mk2's fields: "),
+])
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+def test_a_format_fidelity_or_field_of_the_other_family_is_refused_in_one_line(command, argv, match, capsys):
+    from mimdsim.cli import main
+
+    assert main([command, *argv, "--layers", "784,100,10", "--timesteps", "5", "--batch", "8", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mimdsim: error:") and err.count("\n") == 1 and "Traceback" not in err
+    assert re.search(match, err.strip()), err
+
+
+def test_the_api_refuses_a_format_or_fidelity_of_the_other_family():
+    import mimdsim
+
+    net = mimdsim.Network.feedforward([64, 32, 10])
+    with pytest.raises(ConfigError, match=r"fidelity='lofi' sets the passes .*ipu-mk2 has no math-fidelity setting"):
+        mimdsim.simulate(net, "ipu-mk2", timesteps=2, batch_size=2, activity=0.1, fidelity="lofi")
+    with pytest.raises(ConfigError, match=r"precision='bfp4_b' is a Tensix chip's format .*chip='wormhole-n150'"):
+        mimdsim.simulate(net, "ipu-mk2", timesteps=2, batch_size=2, activity=0.1, precision="bfp4_b")
+    with pytest.raises(ConfigError, match=r"precision='fp16' is an IPU's format; ttnn has no float16"):
+        mimdsim.simulate(net, "wormhole-n150", timesteps=2, batch_size=2, activity=0.1, precision="fp16")
+
+
+def test_experiment_file_sets_a_tensix_chips_fields_and_format(tmp_path, capsys):
+    """[chip.set] takes the chosen chip's family's fields; a field of the other family is refused naming that
+    family, with the file and line; [run] precision and fidelity reach the step."""
+    from mimdsim.cli import main
+
+    run = '[model]\nlayers = [784, 100, 10]\ntimesteps = 5\nbatch = 8\n[run]\nprecision = "bfp8_b"\nfidelity = "lofi"\n'
+    good = tmp_path / "tensix.toml"
+    good.write_text(f'[chip]\npreset = "wormhole-n150"\n[chip.set]\ngrid_x = 4\ngrid_y = 2\n{run}')
+    assert main(["run", str(good), "--quiet"]) == 0
+    assert "wormhole-n150" in capsys.readouterr().out
+    from mimdsim.config import build_system, load_experiment
+    values, _ = load_experiment(good)
+    assert build_system(values).chip.cores == 8
+    for preset, field, family in (("wormhole-n150", "tiles", "graphcore-ipu"),
+                                  ("ipu-mk2", "grid_x", "tenstorrent-tensix")):
+        bad = tmp_path / f"{preset}.toml"
+        bad.write_text(f'[chip]\npreset = "{preset}"\n[chip.set]\n{field} = 4\n{run}')
+        assert main(["run", str(bad), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"{bad}:4: chip field '{field}' is a {family} chip's" in err and err.count("\n") == 1
+    typo = tmp_path / "typo.toml"
+    typo.write_text('[chip]\npreset = "wormhole-n150"\n[chip.set]\ngrid_z = 4\n')
+    assert main(["run", str(typo), "--quiet"]) == 2
+    assert "typo.toml:4: unknown chip field(s) ['grid_z']" in capsys.readouterr().err
+
+
+def test_execution_driven_settings_on_tensix_are_refused_naming_the_flag(capsys):
+    from mimdsim.cli import main
+
+    for flags in (["--execute"], ["--activity-from", "execute"]):
+        assert main(["simulate", "--chip", "blackhole-p150", *flags, "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"mimdsim: error: {' '.join(flags)}: blackhole-p150's step is ttnn's dense op stream")
+        assert err.endswith(f"drop {flags[0]} and give the rates (--activity)") and "\n" not in err
+
+
+def test_a_sweep_moves_a_tensix_chips_field_and_fidelity(tmp_path, capsys):
+    import json
+
+    from mimdsim.cli import main
+
+    path = tmp_path / "s.toml"
+    path.write_text('[chip]\npreset = "wormhole-n150"\n[model]\nlayers = [784, 100, 10]\ntimesteps = 5\nbatch = 8\n'
+                    '[sweep.axes]\n"chip.set.grid_x" = [2, 8]\n"run.fidelity" = ["lofi", "hifi4"]\n')
+    assert main(["sweep", str(path), "--quiet"]) == 0
+    records = [json.loads(line) for line in (tmp_path / "s.results.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and {r["status"] for r in records} == {"ok"}
+    assert all(r["device_bytes_limit"] == 12 * 1024 ** 3 and "max_tile_bytes" not in r for r in records)
+    compute = {(r["params"]["chip.set.grid_x"], r["params"]["run.fidelity"]): r["cycles"]["compute"] for r in records}
+    # more passes cost more; the grid moves the time (at this tiny shape a wider one multicasts further for little)
+    assert compute[(2, "lofi")] < compute[(2, "hifi4")] and compute[(8, "hifi4")] != compute[(2, "hifi4")]
+    capsys.readouterr()

@@ -9,6 +9,7 @@ is not touched. Knows no model and no workload.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -58,3 +59,25 @@ def family_of(chip) -> ChipFamily:
     names = [p for f in FAMILIES.values() for p in f.specs.presets]
     raise ConfigError(f"unknown chip {chip!r}: no chip family has it; presets are {', '.join(names)}."
                       + (did_you_mean(chip, names) if isinstance(chip, str) else ""))
+
+
+def check_chip_fields(chip, fields, *, where: str = "") -> None:
+    """Refuse (prefixed by ``where``, a file and line) a chip field the family of ``chip`` (a preset name or
+    spec) lacks: one of another family's is named with that family and its presets, any other as the
+    family's spec names its unknown fields. An unknown chip is left to the preset's own check."""
+    family = find_family(chip)
+    if family is None:
+        return
+    own = {f.name for f in dataclasses.fields(family.specs.spec)}
+    name = chip if isinstance(chip, str) else chip.name
+    for field in fields:
+        if field in own:
+            continue
+        theirs = [f for f in FAMILIES.values() if f is not family
+                  and field in {x.name for x in dataclasses.fields(f.specs.spec)}]
+        if theirs:
+            other = theirs[0]
+            raise ConfigError(f"{where}chip field {field!r} is a {other.name} chip's (presets "
+                              f"{', '.join(other.specs.presets)}), not {family.name}'s: {name} has no such field; "
+                              f"drop it, or choose a {other.name} chip; {name}'s fields: {', '.join(sorted(own - {'name'}))}")
+    family.specs.check_fields(fields, where=where)

@@ -74,7 +74,8 @@ def run_point(values: dict, command: str, params: dict) -> dict:
         d = report.to_dict()
         rec.update(status="ok", samples_per_second=d["samples_per_second"], seconds_per_step=d["seconds_per_step"],
                    cycles={k: v for k, v in d["cycles"].items() if k != "by_phase"},
-                   max_tile_bytes=d["memory"]["max_tile_bytes"], tile_bytes_limit=d["memory"]["tile_bytes_limit"],
+                   **{k: d["memory"][k] for k in ("max_tile_bytes", "tile_bytes_limit", "device_bytes",
+                                                   "device_bytes_limit") if k in d["memory"]},  # a Tensix chip: DRAM
                    activity=[ly["activity"] for ly in d["layers"]],
                    dropped_spikes=sum(ly["dropped_spikes"] for ly in d["layers"]))
         if report.uncertainty:  # the band of the named assumptions (docs/cost-model.md)

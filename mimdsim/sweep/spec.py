@@ -27,7 +27,7 @@ import os
 
 import numpy as np
 
-from ..arch.chip import CHIPS
+from ..arch.execution import check_chip_fields
 from ..errors import ConfigError, DoesNotFit, MimdsimError, OutOfTileMemory
 from ..config import FILE_KEYS, check_value, key_lines, load_experiment, tomllib
 from ..checks import check_choice, check_int, did_you_mean
@@ -149,8 +149,8 @@ def load_sweep(path) -> Sweep:
                 get(key.split(".", 1)[1])
             except ConfigError as e:
                 raise e.prefixed(f"{where}: axis {key!r}: ") from None
-        if key.startswith("chip.set."):
-            CHIPS.check_fields([key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
+        if key.startswith("chip.set.") and "chip.preset" not in sw["axes"]:  # else each point's chip checks it
+            check_chip_fields(base["chip.preset"], [key.split(".", 2)[2]], where=f"{where}: axis {key!r}: ")
         axes[key] = _expand(key, spec, mode, where)
     if not axes:
         raise ConfigError(f"{path}: [sweep.axes] is empty; give at least one axis")

@@ -8,6 +8,8 @@ The settings are ``{TOML key: value}`` (:mod:`mimdsim.config`); the command line
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ... import assumptions as A
@@ -56,6 +58,18 @@ def check_steps_fit(T: int, B: int, input_capacity: int, system, *, training: bo
                               (f"BPTT keeps the input spike list of every (timestep, sample) on each layer-1 tile: "
                                f"T={T:,} x B={B:,} x input capacity {input_capacity} x 2 B; lower ", TIMESTEPS, " or ",
                                BATCH, " (or ", setting("model.input_capacity"), "), or simulate ", INFERENCE))
+
+
+def _refuse_execution_on_dataflow(preset, given: Param) -> None:
+    """A Tensix chip's step (ttnn's dense ops) costs the same whatever the spikes, and no numerics run on it:
+    an execution-driven setting is refused naming the flag given, before random inputs are drawn."""
+    from ...arch.execution import DATAFLOW, find_family
+
+    family = find_family(preset)
+    if family is not None and family.execution == DATAFLOW:
+        raise ConfigError(given, f": {preset}'s step is ttnn's dense op stream, whose time does not depend on the "
+                          "spikes, and mimdsim runs no numerics of it; drop ", dataclasses.replace(given, action="drop"),
+                          " and give the rates (", setting("run.activity"), ")")
 
 
 def build_run(values: dict):
@@ -124,6 +138,8 @@ def build_run(values: dict):
         kw["static_input"] = True
     if v.get("run.precision"):
         kw["precision"] = v["run.precision"]
+    if v.get("run.fidelity"):
+        kw["fidelity"] = v["run.fidelity"]
     if v.get("run.optimizer", "adam") != "adam":  # its kind shapes the program; one step's update is applied
         from ...optim import SGD
         kw["optimizer"] = SGD()
@@ -137,6 +153,7 @@ def build_run(values: dict):
                           setting("run.execute", True), " runs the numerics themselves: drop one of them")
     if v["run.execute"] or measured:
         mode = "run.execute" if v["run.execute"] else "run.activity_from"
+        _refuse_execution_on_dataflow(v["chip.preset"], setting(mode, True if v["run.execute"] else "execute"))
         for key in ("run.activity", "run.candidate_activity"):
             if v.get(key) is not None:  # the dynamics set the rates: refused, not ignored
                 raise ConfigError(setting(key), f" (TOML: {key}) sets the firing rates a rate-driven run assumes; with ",

@@ -131,7 +131,7 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
              activity=None, candidate_activity=None, input_activity=None, optimizer=None,
              neurons_per_tile=None, chips_used=None, reserve_tile0=True, seed=0, strict=False, timeline=None,
              progress=None, precision=None, training=True, schedule=None, static_input=False, assume=None,
-             band=True, activity_source=None) -> Run:
+             band=True, activity_source=None, fidelity=None) -> Run:
     """Compile ``net`` onto ``chip`` (a name, ChipSpec or SystemSpec) and run one training step.
 
     * execution-driven: ``simulate(net, chip, inputs=spikes, labels=labels)`` with spikes
@@ -164,12 +164,18 @@ def simulate(net: Network, chip="ipu-mk2", *, inputs=None, labels=None, timestep
     fastest that fits, scored rate-driven at the run's rates, an execution-driven run at half each
     list's capacity); a number pins either.
     ``report.placement["search"]`` lists the chosen placement and the next two candidates.
+    A Tensix chip (``"wormhole-n150"``, ``"blackhole-p150"``) prices ttnn's eager step (docs/tensix.md):
+    ``precision`` bf16 (default), bfp8_b or bfp4_b and ``fidelity`` lofi, hifi2 (default), hifi3 or
+    hifi4; an IPU's takes fp32 or fp16 and no fidelity.
     """
     if _dataflow(chip):  # a Tensix chip: ttnn's op stream, priced op by op (workloads/snn/tensix)
         return _dataflow_run(net, chip, inputs=inputs, timesteps=timesteps, batch_size=batch_size, activity=activity,
                              input_activity=input_activity, optimizer=optimizer, precision=precision, training=training,
                              assume=assume, band=band, neurons_per_tile=neurons_per_tile, chips_used=chips_used,
-                             schedule=schedule)
+                             schedule=schedule, **({} if fidelity is None else {"fidelity": fidelity}))
+    if fidelity is not None or (precision is not None and precision not in PRECISIONS):
+        from .tensix.step import refuse_tensix_settings
+        refuse_tensix_settings(as_system(chip).chip.name, precision, fidelity)
     if activity_source is not None and (inputs is not None or not isinstance(activity_source, str)):
         raise ConfigError(Param("activity_source", python="activity_source="), " says where a rate-driven run's "
                           "rates were measured (a sentence); an execution-driven run (inputs=) measures its own: drop it")

@@ -69,9 +69,14 @@ NETWORK_AND_RUN = (
             commands=("simulate", "compare"), group=CHIP),
     Setting("run.reserve_tile0", "--reserve-tile0", "bool", True, "keep tile 0 of the first chip free"),
     Setting("run.precision", "--chip-precision", "str", None,
-            "the chip program's number format: fp32, or fp16 (weights, state and matmuls in half precision, on "
-            "the AMP units' fp16 rate; the published program is fp32 only, so fp16 runs the fused one) (default: fp32; "
-            "--precision is the GPU's)", choices=("fp32", "fp16")),
+            "the chip program's number format: an IPU's fp32, or fp16 (weights, state and matmuls in half precision, "
+            "on the AMP units' fp16 rate; the published program is fp32 only, so fp16 runs the fused one) (default: "
+            "fp32); a Tensix chip's bf16 (default), bfp8_b or bfp4_b (ttnn's tensor formats, docs/tensix.md; "
+            "--precision is the GPU's)", choices=("fp32", "fp16", "bf16", "bfp8_b", "bfp4_b")),
+    Setting("run.fidelity", "--fidelity", "str", None,
+            "a Tensix chip's math fidelity, the matrix engine's passes over the mantissa bits of each product: lofi, "
+            "hifi2 (default), hifi3 or hifi4 (docs/tensix.md); an IPU has none",
+            choices=("lofi", "hifi2", "hifi3", "hifi4")),
 )
 
 PROGRAM = (

@@ -29,7 +29,7 @@ from ....arch.tensix import TILE_BYTES, TILE_ELEMENTS, TensixSpec
 from ....errors import ConfigError, DoesNotFit, Param
 from ....report import Report, empty_cycles
 from ....snn.network import describe_sizes
-from ....tensix.ops import (CHIP_ASSUMPTIONS, DISPATCH, TRACE_DISPATCH, check_format, device_seconds,
+from ....tensix.ops import (CHIP_ASSUMPTIONS, DISPATCH, PRECISIONS, TRACE_DISPATCH, check_format, device_seconds,
                             eltwise_program, matmul_plan, matmul_program, tensix_chip)
 from ..baselines import eager
 
@@ -92,7 +92,7 @@ def tensix_simulate(net, chip, *, timesteps, batch_size, activity, input_activit
     A.refuse_unread(pinned, {k: (name,) for k in A.CHIP_KINDS + ("energy",)}, f"simulate on {name}")
     spec = tensix_chip(chip, pinned)
     precision = precision or "bf16"
-    check_format(precision, fidelity)
+    check_tensix_format(spec.name, precision, fidelity)
     T, B = int(timesteps), int(batch_size)
     opt = optimizer.kind if optimizer is not None else "adam"
     check_step(T, B, opt)
@@ -133,7 +133,8 @@ def tensix_simulate(net, chip, *, timesteps, batch_size, activity, input_activit
         timesteps=T, batch_size=B, clock_hz=hz, cycles=cycles, steps=steps,
         memory={"device_bytes": used, "device_bytes_limit": int(spec.dram_bytes), "by_category": memory},
         layers=layers,
-        placement={"framework": "ttnn (eager, from PyTorch)", "precision": f"{precision} {fidelity}",
+        placement={"framework": "ttnn-eager",  # ttnn called op by op from PyTorch
+                   "precision": f"{precision} {fidelity}",
                    "optimizer": opt, "schedule": "ttnn eager",
                    "schedule_reason": "the only program for a Tensix chip: a PyTorch model's ops dispatched to ttnn "
                                       "one by one, as run without trace capture",
@@ -184,6 +185,34 @@ def _band(net, chip, T, B, opt, precision, fidelity, pinned, point) -> dict:
     lo, hi = point + down, point + up
     return {"seconds_per_step": [lo, hi], "samples_per_second": [B / hi, B / lo], "assumptions": len(drivers),
             "drivers": drivers, **({"pinned": dict(pinned)} if pinned else {})}
+
+
+def refuse_tensix_settings(chip_name: str, precision, fidelity) -> None:
+    """A Tensix chip's number format or math fidelity given for an IPU chip: refused, naming the chip's own."""
+    from ..step import PRECISIONS as IPU_PRECISIONS
+
+    if precision is not None and precision in PRECISIONS:
+        raise ConfigError(Param("precision", precision), f" is a Tensix chip's format (ttnn's); {chip_name}'s program "
+                          f"runs {' or '.join(IPU_PRECISIONS)}: pass ", Param("precision", "fp16"), ", or a Tensix chip (",
+                          Param("preset", "wormhole-n150", key="chip.preset", python="chip='wormhole-n150'"), ")")
+    if fidelity is not None:
+        raise ConfigError(Param("fidelity", fidelity), f" sets the passes of a Tensix chip's matrix engine; {chip_name} "
+                          "has no math-fidelity setting: drop it, or "
+                          "pick a Tensix chip (", Param("preset", "wormhole-n150", key="chip.preset",
+                                                       python="chip='wormhole-n150'"), ")")
+
+
+def check_tensix_format(chip_name: str, precision: str, fidelity: str) -> None:
+    """The step's format and fidelity, refused in one line where ttnn has none such: fp16 (no float16 tensor
+    type in tt-metal's ``DataType``), fp32 (its matmuls are not modelled), an unknown name."""
+    from ..step import PRECISIONS as IPU_PRECISIONS
+
+    if precision in IPU_PRECISIONS:
+        why = ("ttnn has no float16 tensors (tt-metal's DataType: bfloat16, float32, bfloat8_b, bfloat4_b and integers)"
+               if precision == "fp16" else "ttnn's fp32 matmuls (fp32 accumulation) are not modelled (docs/tensix.md)")
+        raise ConfigError(Param("precision", precision), f" is an IPU's format; {why}; {chip_name}'s step runs "
+                          f"{', '.join(PRECISIONS)}: pass ", Param("precision", "bf16"))
+    check_format(precision, fidelity)
 
 
 def refuse_ipu_settings(**given) -> None:
