@@ -237,7 +237,7 @@ _add("poplin_memcpy_bytes_per_cycle", 8, 4, 16, "B/cycle", "planner.MEMCPY_BYTES
      evidence='poplibs sdk-release-2.6 (lib/poplin/ConvModel.cpp reads it; the Target value itself is not public)')
 # ---- the study's TensorFlow/XLA program (kind "framework": FrameworkSpec fields of tensorflow-keras-xla) ---
 # How XLA:GPU of TensorFlow 2.8-2.10 runs graphcore_snn's train_gpu (mimdsim/gpu/xla.py,
-# mimdsim/workloads/snn/baselines/keras_rnn.py; sources in docs/gpu-model.md, "The study's GPU program").
+# mimdsim/workloads/snn/baselines/keras_rnn.py; sources in docs/gpu-model.md, "`keras-rnn-xla`").
 # Runtime figures are microbenchmarks of other software on other hosts; build choices are what the
 # evidence leaves open (0/1 or a count), each range spanning the options.
 _XLA = ("tensorflow-keras-xla",)

@@ -81,3 +81,36 @@ def test_the_docs_have_output_blocks_and_cite_no_file_outside_the_repository():
     for path in pages + [os.path.join(ROOT, "README.md")]:
         cited = re.findall(r"(?<![\w/.])reference/[\w./-]+", open(path).read())
         assert not cited, f"{path} cites {cited}: the shared reference/ folder is not part of the repository"
+
+
+def test_every_quoted_section_of_a_doc_exists():
+    """A reference such as ``docs/validation.md, "Hosts of the GPU rows"`` names a heading (or a bold paragraph
+    lead) the page has: a renamed section otherwise leaves its readers pointing nowhere (the path test cannot
+    see it). The history page quotes sections as they were named then, and is not checked."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    quoted = re.compile(r'(docs/[\w\-./]+\.md)`?`?,? ["“]([^"”]{3,80})["”]')
+
+    def norm(s):
+        return re.sub(r"\s+", " ", re.sub(r"[`*]|\n\s*#\s*", " ", s)).strip().lower()
+
+    sections, missing = {}, []
+    files = [*root.glob("docs/**/*.md"), *root.glob("mimdsim/**/*.py"), *root.glob("tests/*.py"),
+             *root.glob("examples/*"), root / "README.md"]
+    for f in files:
+        if not f.is_file() or f.name == "validation-history.md":
+            continue
+        for m in quoted.finditer(f.read_text(errors="ignore")):
+            page = root / m.group(1)
+            if not page.exists():
+                continue
+            if page not in sections:
+                text = page.read_text()
+                sections[page] = [norm(h) for h in re.findall(r"^#+ (.*)$", text, re.M)
+                                  + re.findall(r"^\*\*(.+?)\*\*", text, re.M)]
+            s = norm(m.group(2))
+            if not any(s in h for h in sections[page]):
+                missing.append(f"{f.relative_to(root)} quotes {m.group(1)}, \"{m.group(2)}\"")
+    assert not missing, missing

@@ -1,5 +1,5 @@
 """How XLA:GPU runs one compiled executable: its thunks issued by one host thread onto one stream, its
-while loops as ForThunks or WhileThunks, and host copies (docs/gpu-model.md, "XLA:GPU executables").
+while loops as ForThunks or WhileThunks, and host copies (docs/gpu-model.md, "`keras-rnn-xla`").
 Knows no workload: a program is a sequence of :class:`Kernel` s, :class:`Loop` s and :class:`HostCopy` s.
 
 XLA (TensorFlow 2.8-2.10, the era of the sparse-BPTT study's GPU runs) turns an executable into a thunk

@@ -1,5 +1,5 @@
 """The Open Neuromorphic benchmark's PyTorch-op-by-op libraries, each call traced as the benchmark builds it
-(``mimdsim validate``, source ``snn-libraries-gpu``; docs/validation.md, "The other libraries").
+(``mimdsim validate``, source ``snn-libraries-gpu``; docs/validation.md, "The benchmark's other libraries").
 
 The benchmark (open-neuromorphic/open-neuromorphic.github.io @872e38bb,
 ``content/blog/spiking-neural-network-framework-benchmarking/docker/run_benchmark.py``) times one forward call

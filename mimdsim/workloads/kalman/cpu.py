@@ -1,4 +1,4 @@
-"""A simple multi-core CPU model of the same Kalman work (docs/workloads.md, "CPU model").
+"""A simple multi-core CPU model of the same Kalman work (docs/workloads.md, "2.2 CPU").
 
 Per core, a track's instructions (``kernels/mimdsim_kalman/track_fit.py`` counts) issue on the core's ports::
 

@@ -1,6 +1,6 @@
 """The SNN libraries' own GPU programs for one ``Linear(n, n)`` + LIF layer, as each library builds it.
 
-The Open Neuromorphic SNN-library benchmark (``docs/validation.md``, "The other libraries") times one
+The Open Neuromorphic SNN-library benchmark (``docs/validation.md``, "The benchmark's other libraries") times one
 forward call and one backward call (``output.sum().backward()``, no optimizer) of ``Linear(n, n)`` and
 a LIF layer over T = 500 steps, batch B = 16. Five of its programs do not run PyTorch op by op (or, for
 EXODUS, run their time loop in CUDA kernels that cannot be built here), so a trace of eager PyTorch cannot
