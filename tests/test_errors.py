@@ -1065,8 +1065,8 @@ def test_a_gpu_trace_says_what_it_is_doing():
     heard = []
     tr = trace_file("examples/custom_lif_step.py", note=heard.append)
     assert tr.batch_size == 48 and len(tr) > 0
-    assert [h.split(": ", 1)[1] for h in heard] == [
-        "starting", "running the file", "running step() once untraced, then once traced"]
+    stages = [h.split(": ", 1)[1] for h in heard if "still running" not in h]  # a loaded machine adds those
+    assert stages == ["starting", "running the file", "running step() once untraced, then once traced"]
 
 
 # `run FILE --set assume.NAME=VALUE` pins a named assumption as the file's [assume] table does (run has no
