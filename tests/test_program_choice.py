@@ -131,3 +131,15 @@ def test_an_executed_snntorch_model_on_its_default_program_spikes_in_every_layer
     assert "never spiked" not in capsys.readouterr().err
     layers = json.loads(out.read_text())["layers"]
     assert all(ly["spikes"] > 0 for ly in layers), [ly["spikes"] for ly in layers]
+
+
+def test_the_api_s_default_activity_is_the_command_line_s_for_any_max_activity(tmp_path):
+    """Half the max activity the network was built with, as --max-activity's default rate."""
+    net = mimdsim.Network.feedforward([200, 100, 10], max_activity=0.05)
+    api = mimdsim.simulate(net, CHIP, timesteps=10, batch_size=4, band=False).report
+    out = tmp_path / "run.json"
+    assert main(["simulate", "--layers", "200,100,10", "--max-activity", "0.05", "--timesteps", "10", "--batch", "4",
+                 "--tiles", "64", "--quiet", "--json", str(out)]) == 0
+    cli = json.loads(out.read_text())
+    assert [ly["activity"] for ly in api.layers] == [ly["activity"] for ly in cli["layers"]]
+    assert abs(api.layers[1]["activity"] - 0.025) < 0.005

@@ -112,6 +112,7 @@ class Network:
     recurrent_biases: list = field(default_factory=list)
     neuron_params: list = field(default_factory=list)
     dense: tuple = ()
+    max_activity: float | None = None  # the spike-list bound it was built with (None: given as capacities, or dense)
 
     def __post_init__(self) -> None:
         sizes = tuple(self.sizes)
@@ -239,7 +240,8 @@ class Network:
         if any(dense) and max_activity is None:
             capacities = list(sizes)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), overflow=overflow, input_overflow=input_overflow,
-                  weights=[], dtype=dtype, layers=specs, delay=delay, readout=readout, dense=dense)
+                  weights=[], dtype=dtype, layers=specs, delay=delay, readout=readout, dense=dense,
+                  max_activity=max_activity)
         default = DEFAULT_INIT_ACTIVITY if max_activity is None else max_activity / 2
         net.weights = _initial_weights(net, seed, weight_scale, init_activity, input_activity, default)
         if bias:
@@ -289,7 +291,8 @@ class Network:
             spec = neuron.to_spec()
             layers = (spec,) * (len(sizes) - 2) + (spec.replace(theta2=-math.inf),)
         net = cls(sizes=tuple(sizes), capacities=tuple(capacities), neuron=neuron, layers=layers,
-                  overflow=overflow, input_overflow=input_overflow, weights=[], dtype=dtype)
+                  overflow=overflow, input_overflow=input_overflow, weights=[], dtype=dtype,
+                  max_activity=max_activity)
         net.weights = _initial_weights(net, seed, weight_scale, init_activity, input_activity, max_activity / 2)
         return net
 

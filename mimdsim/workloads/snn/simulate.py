@@ -318,11 +318,11 @@ def _resolve(net: Network, chip, *, inputs, labels, timesteps, batch_size, activ
         if labels is not None:
             raise ConfigError("labels given without inputs; pass inputs=[T, B, n_in] spikes too")
         if timesteps is None or batch_size is None:
-            raise ConfigError("rate-driven simulate needs timesteps= and batch_size= (activity= defaults to "
-                              f"{DEFAULT_ACTIVITY:g}, as on the command line), or pass inputs= and labels= for an "
+            raise ConfigError("rate-driven simulate needs timesteps= and batch_size= (activity= defaults to half the "
+                              f"network's max activity, else {DEFAULT_ACTIVITY:g}, as on the command line), or pass inputs= and labels= for an "
                               "execution-driven run")
-        if activity is None:  # the command line's default rate: half the default max activity
-            activity = DEFAULT_ACTIVITY
+        if activity is None:  # the command line's default rate: half the max activity the network was built with
+            activity = DEFAULT_ACTIVITY if net.max_activity is None else net.max_activity / 2
         T, B = timesteps, batch_size
     check_step(T, B, opt_kind)
     check_seed("seed", seed)
