@@ -177,7 +177,7 @@ def test_layers_that_do_not_fit_on_the_chips():
 
 def test_rate_driven_arguments():
     net = mimdsim.Network.feedforward([20, 10, 4])
-    with pytest.raises(ConfigError, match=r"needs timesteps= and batch_size= \(activity= defaults to 0.005"):
+    with pytest.raises(ConfigError, match=r"needs timesteps= and batch_size= \(activity= defaults to half the network's max activity, else 0.005"):
         mimdsim.simulate(net, "ipu-mk2", timesteps=5)
     # activity= left out: the command line's default rate, the same answer as --activity 0.005
     assert mimdsim.simulate(net, "ipu-mk2", timesteps=5, batch_size=2, band=False).report.to_dict() == \
