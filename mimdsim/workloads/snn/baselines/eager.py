@@ -29,6 +29,7 @@ import numpy as np
 
 from ....gpu.framework import FrameworkSpec, timeline  # noqa: F401 (the overlap rule, re-exported)
 from ....gpu.model import Kernel, gemm, kernel_seconds, weight_gemm
+from ....report import empty_cycles
 
 # Device ops of each neuron module (snnTorch 1.0, defaults; census in docs/as-built/gpu_frameworks.md
 # §1.4, taken at T = 25): forward per timestep (element-wise on B x n, 0-dim, copies, extra GEMMs
@@ -170,3 +171,23 @@ def host_seconds(ops, fw: FrameworkSpec) -> np.ndarray:
 
 def device_seconds(ops, spec, precision) -> np.ndarray:
     return np.concatenate([np.full(op.kernel.count, kernel_seconds(op.kernel, spec, precision)) for op in ops])
+
+
+def cycles_by_phase_and_kernel(ops, device, wait, hz: float) -> tuple[dict, dict]:
+    """The report's per-phase cycles (device time as compute, the device's wait for the host as host) and
+    per-kernel steps of an op stream, from each launch's ``device`` and ``wait`` seconds (in ``ops``' order)."""
+    cycles = empty_cycles(("compute", "host"))
+    steps: dict[str, dict] = {}
+    at = 0
+    for op in ops:
+        n = op.kernel.count
+        d, w = float(device[at:at + n].sum()) * hz, float(wait[at:at + n].sum()) * hz
+        at += n
+        cycles[op.phase]["compute"] += d
+        cycles[op.phase]["host"] += w
+        rec = steps.setdefault(op.kernel.name, {"count": 0, "phase": op.phase, "compute": 0.0, "host": 0.0})
+        rec["count"] += n
+        rec["compute"] += d
+        rec["host"] += w
+    del cycles["io"]
+    return cycles, steps

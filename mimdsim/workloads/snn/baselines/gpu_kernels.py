@@ -280,20 +280,7 @@ def _eager_report(net, spec, sizes, T, B, precision, optimizer, e, memory, used,
     device = eager.device_seconds(ops, spec, precision)
     total, wait = eager.timeline(host, device)
     hz = spec.clock_hz
-    cycles = empty_cycles(("compute", "host"))
-    steps: dict[str, dict] = {}
-    at = 0
-    for op in ops:
-        n = op.kernel.count
-        d, w = float(device[at:at + n].sum()) * hz, float(wait[at:at + n].sum()) * hz
-        at += n
-        cycles[op.phase]["compute"] += d
-        cycles[op.phase]["host"] += w
-        rec = steps.setdefault(op.kernel.name, {"count": 0, "phase": op.phase, "compute": 0.0, "host": 0.0})
-        rec["count"] += n
-        rec["compute"] += d
-        rec["host"] += w
-    del cycles["io"]
+    cycles, steps = eager.cycles_by_phase_and_kernel(ops, device, wait, hz)
     launches = int(host.size)
     bound = "host" if wait.sum() > 0.5 * total else "device"
     notes = [f"strategy eager ({fw.description}), precision {precision}, {launches} device ops per step; "

@@ -27,7 +27,7 @@ import numpy as np
 from .... import assumptions as A
 from ....arch.tensix import TILE_BYTES, TILE_ELEMENTS, TensixSpec
 from ....errors import ConfigError, DoesNotFit, Param
-from ....report import Report, empty_cycles
+from ....report import Report
 from ....snn.network import describe_sizes
 from ....tensix.ops import (CHIP_ASSUMPTIONS, DISPATCH, PRECISIONS, TRACE_DISPATCH, check_format, device_seconds,
                             eltwise_program, matmul_plan, matmul_program, tensix_chip)
@@ -108,20 +108,7 @@ def tensix_simulate(net, chip, *, timesteps, batch_size, activity, input_activit
                          Param("timesteps"), " or ", Param("batch_size"))
     eager_s, traced_s, ops, device, wait = tensix_step_seconds(net, spec, T, B, opt, precision, fidelity, pinned)
     hz = spec.clock_hz
-    cycles = empty_cycles(("compute", "host"))
-    steps: dict[str, dict] = {}
-    at = 0
-    for op in ops:
-        n = op.kernel.count
-        d, w = float(device[at:at + n].sum()) * hz, float(wait[at:at + n].sum()) * hz
-        at += n
-        cycles[op.phase]["compute"] += d
-        cycles[op.phase]["host"] += w
-        rec = steps.setdefault(op.kernel.name, {"count": 0, "phase": op.phase, "compute": 0.0, "host": 0.0})
-        rec["count"] += n
-        rec["compute"] += d
-        rec["host"] += w
-    del cycles["io"]
+    cycles, steps = eager.cycles_by_phase_and_kernel(ops, device, wait, hz)
     rates = inp + act
     layers = [{"layer": l, "neurons": n, "tiles": spec.cores, "first_tile": 0, "chip": 0, "capacity": n,
                "activity": rates[l], "listed_fraction": rates[l], "spikes": int(round(rates[l] * n * T * B)),
