@@ -109,8 +109,7 @@ def test_six_gradient_copies_are_what_makes_more_sram_slower():
 
     def forget():  # programs are kept per shape and per search: this one is lowered again, with one copy
         _compiled.cache_clear()
-        placement._SPACES.clear()
-        placement._CHOSEN.clear()
+        placement.forget()
 
     lower = published.lower
     forget()

@@ -187,7 +187,7 @@ def test_placement_searches_kept_on_disk_are_reused_and_no_cache_bypasses_them(t
     from mimdsim.workloads.snn import placement, simulate
 
     def fresh():  # what a new process holds: no search, no compiled program
-        placement._CHOSEN.clear()
+        placement.forget()
         simulate._compiled.cache_clear()
     folder = tmp_path / "cache"
     monkeypatch.setenv("MIMDSIM_CACHE_DIR", str(folder))

@@ -435,6 +435,13 @@ def _space(problem: Problem) -> Candidates:
     return hit
 
 
+def forget() -> None:
+    """Drop the searches and compiled candidates this process keeps, as a new process starts without them
+    (the searches kept on disk stay)."""
+    _SPACES.clear()
+    _CHOSEN.clear()
+
+
 def use_disk_cache(folder) -> None:
     """Keep searches in ``folder`` across runs (None: in this process only). Each is a small JSON file
     named by the digest of its key and the code's version (:func:`code_version`); a folder that cannot
