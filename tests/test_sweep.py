@@ -209,6 +209,50 @@ def test_placement_searches_kept_on_disk_are_reused_and_no_cache_bypasses_them(t
     assert len(summaries[0]) == 4 and summaries[0] == summaries[1] == summaries[2]
 
 
+def test_the_search_folder_is_held_to_its_size_least_recently_used_first(tmp_path, monkeypatch):
+    """Above DISK_FILES_KEPT searches the folder is cut to four fifths of it, the least recently written or
+    read first; a search read from the folder counts as used; other files are left alone; a process
+    prunes at its first write."""
+    import os
+
+    from mimdsim.workloads.snn import placement, simulate
+
+    folder = tmp_path / "placements"
+    folder.mkdir()
+    for i in range(10):  # searches used at times 1000..1009 (file i older than file i + 1)
+        f = folder / f"{i:02d}.json"
+        f.write_text("{}")
+        os.utime(f, (1000 + i, 1000 + i))
+    (folder / "notes.txt").write_text("not a search")
+    os.utime(folder / "02.json", (2000, 2000))  # read late: kept although written early
+    assert placement.prune_disk_cache(folder, kept=20) == 0  # under the limit: nothing removed
+    assert placement.prune_disk_cache(folder, kept=5) == 6  # down to 4 of 10
+    assert sorted(p.name for p in folder.iterdir()) == ["02.json", "07.json", "08.json", "09.json", "notes.txt"]
+    assert placement.prune_disk_cache(tmp_path / "absent", kept=1) == 0
+
+    # a search kept on disk and read back refreshes its file's time; a process's first write prunes
+    monkeypatch.setattr(placement, "DISK_FILES_KEPT", 3)
+    monkeypatch.setitem(placement._DISK, "writes", 0)
+    placement.forget()
+    simulate._compiled.cache_clear()
+    placement.use_disk_cache(folder)
+    try:
+        import mimdsim
+        net = mimdsim.Network.feedforward([64, 40, 10], max_activity=0.2, seed=1)
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=8, batch_size=4, activity=0.05)
+        kept = sorted(p.name for p in folder.glob("*.json"))
+        assert len(kept) == 2 and "02.json" in kept  # 4 + the new one over 3: cut to 2, the two used last
+        new = next(folder / n for n in kept if n != "02.json")
+        os.utime(new, (1, 1))
+        placement.forget()
+        simulate._compiled.cache_clear()
+        mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=8, batch_size=4, activity=0.05)
+        assert new.stat().st_mtime > 1000  # read from the folder: used now
+    finally:
+        placement.use_disk_cache(None)
+        placement.forget()
+
+
 def test_dask_tasks_group_points_of_one_shape():
     """Points that differ only in rate settings share a compiled program and a task; every point
     is in exactly one task; tasks are bounded and there are enough to balance the workers."""

@@ -423,7 +423,9 @@ _SPACES: dict = {}  # Problem -> its Candidates (compiled counts), the latest fe
 SPACES_KEPT = 2
 _CHOSEN: dict = {}  # (problem, chips pinned, assumptions pinned, rates) -> the search's verdicts
 CHOSEN_KEPT = 4096  # verdicts are a few numbers each: ~1 MB at most
-_DISK = {"folder": None}  # where searches are kept across runs (use_disk_cache); None: this process only
+_DISK = {"folder": None, "writes": 0}  # where searches are kept across runs (use_disk_cache); None: this process only
+DISK_FILES_KEPT = 20_000  # searches kept on disk, ~2 KB each (~40 MB); the least recently used go first
+PRUNE_EVERY = 1_000  # a process's writes between two checks of the folder's size
 
 
 def _space(problem: Problem) -> Candidates:
@@ -445,7 +447,8 @@ def forget() -> None:
 def use_disk_cache(folder) -> None:
     """Keep searches in ``folder`` across runs (None: in this process only). Each is a small JSON file
     named by the digest of its key and the code's version (:func:`code_version`); a folder that cannot
-    be written keeps nothing and costs nothing."""
+    be written keeps nothing and costs nothing. The folder is held to :data:`DISK_FILES_KEPT` searches
+    (:func:`prune_disk_cache`, checked at a process's first write and every :data:`PRUNE_EVERY` after)."""
     _DISK["folder"] = None if folder is None else os.fspath(folder)
 
 
@@ -498,6 +501,10 @@ def _recall(key) -> tuple | None:
     except (OSError, ValueError, KeyError, TypeError):  # absent, unreadable or damaged: search again
         return None
     _CHOSEN[key] = hit
+    try:
+        os.utime(path)  # used now: the pruning keeps the searches a user's sweeps still read
+    except OSError:
+        pass
     return hit
 
 
@@ -515,7 +522,42 @@ def _keep(key, verdicts: tuple) -> None:
             json.dump({"key": text, "verdicts": [dataclasses.astuple(v) for v in verdicts]}, f)
         os.replace(temporary, path)  # whole or absent: a reader never sees half a file
     except OSError:  # a cache that cannot be written keeps nothing; the search's result stands
-        pass
+        return
+    if _DISK["writes"] % PRUNE_EVERY == 0:  # the first write of a process, then every PRUNE_EVERY
+        prune_disk_cache(_DISK["folder"])
+    _DISK["writes"] += 1
+
+
+def prune_disk_cache(folder, kept: int | None = None) -> int:
+    """Keep at most ``kept`` (default :data:`DISK_FILES_KEPT`) searches in ``folder``: above that, the
+    least recently used (written or read) are removed until four fifths of ``kept`` are left, so a folder
+    does not grow with every sweep, nor with the searches of code versions no key names any more (the
+    code's version is part of every key). Returns how many were removed; a file another process removed
+    first, or one that cannot be removed, is skipped."""
+    kept = DISK_FILES_KEPT if kept is None else kept
+    try:
+        with os.scandir(folder) as entries:
+            files = [e for e in entries if e.name.endswith(".json") and e.is_file()]
+    except OSError:
+        return 0
+    if len(files) <= kept:
+        return 0
+    by_use = sorted(files, key=lambda e: _mtime(e))
+    removed = 0
+    for e in by_use[: len(files) - (4 * kept) // 5]:
+        try:
+            os.remove(e.path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _mtime(entry) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:  # removed meanwhile: first in line, its removal then skipped
+        return 0.0
 
 
 def _pinned(space: Candidates, n: int, chips_used) -> Choice:
