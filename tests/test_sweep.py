@@ -96,6 +96,24 @@ def test_interrupted_sweep_reruns_only_missing_points(tmp_path):
     assert len(recs) == 25 and len({r["id"] for r in recs}) == 25
 
 
+def test_each_record_names_the_program_and_placement_that_ran(tmp_path):
+    """A what-if over activity searches each point's placement at its rates: the record says which ran (the
+    report's schedule, neurons per tile, chips and tiles used), as the same point's simulate reports it."""
+    import mimdsim
+    from mimdsim.sweep import point_values
+    from mimdsim.sweep.runner import PLACEMENT_KEYS
+    from mimdsim.workloads.snn.from_settings import build_run
+
+    path = _sweep(tmp_path, '"run.activity" = [0.005, 0.04]\n')
+    sw = load_sweep(path)
+    assert run_serial(sw, cache=False) == 2
+    for rec in load_results(sw.results):
+        assert rec["status"] == "ok" and set(rec["placement"]) == set(PLACEMENT_KEYS)
+        net, system, kw = build_run(point_values(sw, rec["params"]))
+        placed = mimdsim.simulate(net, system, **kw).report.placement
+        assert rec["placement"] == {k: placed[k] for k in PLACEMENT_KEYS}
+
+
 def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     # a batch this large does not fit the tiles: those points fail with OutOfTileMemory
     path = _sweep(tmp_path, '"model.batch" = [12, 4000]\n"run.activity" = [0.01, 0.02]\n')

@@ -45,6 +45,9 @@ def _versions() -> tuple:
                   "python": platform.python_version()}.items())
 
 
+PLACEMENT_KEYS = ("schedule", "neurons_per_tile", "chips_used", "tiles_used")  # of report.placement, per record
+
+
 def run_point(values: dict, command: str, params: dict) -> dict:
     """Run one point; return its result record (never raises for a bad point)."""
     from ..workloads.snn.from_settings import build_run
@@ -78,6 +81,10 @@ def run_point(values: dict, command: str, params: dict) -> dict:
                                                    "device_bytes_limit") if k in d["memory"]},  # a Tensix chip: DRAM
                    activity=[ly["activity"] for ly in d["layers"]],
                    dropped_spikes=sum(ly["dropped_spikes"] for ly in d["layers"]))
+        # the program and placement that ran: a what-if over activity can move the search's choice
+        ran = {k: d["placement"][k] for k in PLACEMENT_KEYS if k in (d.get("placement") or {})}
+        if ran:
+            rec["placement"] = ran
         if report.uncertainty:  # the band of the named assumptions (docs/cost-model.md)
             u = report.uncertainty
             rec["uncertainty"] = {"seconds_per_step": u["seconds_per_step"], "samples_per_second": u["samples_per_second"],
@@ -168,6 +175,8 @@ def results_dataframe(path):
         row = {**r["params"], **{k: v for k, v in r.items() if k not in ("params", "versions", "traceback")}}
         for k, v in (r.get("speedup") or {}).items():
             row[f"speedup.{k}"] = v
+        for k, v in (r.get("placement") or {}).items():
+            row[f"placement.{k}"] = v
         rows.append(row)
     return pd.DataFrame(rows)
 
