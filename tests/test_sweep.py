@@ -237,16 +237,22 @@ def test_the_search_folder_is_held_to_its_size_least_recently_used_first(tmp_pat
 
     folder = tmp_path / "placements"
     folder.mkdir()
+    name = lambda i: f"{i:040x}.json"  # noqa: E731  as _keep names a search: its key's SHA-1 in hex
     for i in range(10):  # searches used at times 1000..1009 (file i older than file i + 1)
-        f = folder / f"{i:02d}.json"
+        f = folder / name(i)
         f.write_text("{}")
         os.utime(f, (1000 + i, 1000 + i))
-    (folder / "notes.txt").write_text("not a search")
-    os.utime(folder / "02.json", (2000, 2000))  # read late: kept although written early
+    for other in ("notes.txt", "results.json", "0" * 39 + "g.json"):  # a user's own files: never removed
+        (folder / other).write_text("{}")
+        os.utime(folder / other, (1, 1))
+    os.utime(folder / name(2), (2000, 2000))  # read late: kept although written early
     assert placement.prune_disk_cache(folder, kept=20) == 0  # under the limit: nothing removed
     assert placement.prune_disk_cache(folder, kept=5) == 6  # down to 4 of 10
-    assert sorted(p.name for p in folder.iterdir()) == ["02.json", "07.json", "08.json", "09.json", "notes.txt"]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [name(2), name(7), name(8), name(9), "notes.txt", "results.json", "0" * 39 + "g.json"])
     assert placement.prune_disk_cache(tmp_path / "absent", kept=1) == 0
+    for other in ("notes.txt", "results.json", "0" * 39 + "g.json"):
+        (folder / other).unlink()
 
     # a search kept on disk and read back refreshes its file's time; a process's first write prunes
     monkeypatch.setattr(placement, "DISK_FILES_KEPT", 3)
@@ -259,8 +265,8 @@ def test_the_search_folder_is_held_to_its_size_least_recently_used_first(tmp_pat
         net = mimdsim.Network.feedforward([64, 40, 10], max_activity=0.2, seed=1)
         mimdsim.simulate(net, mimdsim.chip("ipu-mk2", tiles=64), timesteps=8, batch_size=4, activity=0.05)
         kept = sorted(p.name for p in folder.glob("*.json"))
-        assert len(kept) == 2 and "02.json" in kept  # 4 + the new one over 3: cut to 2, the two used last
-        new = next(folder / n for n in kept if n != "02.json")
+        assert len(kept) == 2 and name(2) in kept  # 4 + the new one over 3: cut to 2, the two used last
+        new = next(folder / n for n in kept if n != name(2))
         os.utime(new, (1, 1))
         placement.forget()
         simulate._compiled.cache_clear()

@@ -529,15 +529,16 @@ def _keep(key, verdicts: tuple) -> None:
 
 
 def prune_disk_cache(folder, kept: int | None = None) -> int:
-    """Keep at most ``kept`` (default :data:`DISK_FILES_KEPT`) searches in ``folder``: above that, the
-    least recently used (written or read) are removed until four fifths of ``kept`` are left, so a folder
+    """Keep at most ``kept`` (default :data:`DISK_FILES_KEPT`) searches in ``folder`` (only the files
+    :func:`_keep` names: a 40-digit hex digest and ``.json``): above that, the least recently used
+    (written or read) are removed until four fifths of ``kept`` are left, so a folder
     does not grow with every sweep, nor with the searches of code versions no key names any more (the
     code's version is part of every key). Returns how many were removed; a file another process removed
     first, or one that cannot be removed, is skipped."""
     kept = DISK_FILES_KEPT if kept is None else kept
     try:
         with os.scandir(folder) as entries:
-            files = [e for e in entries if e.name.endswith(".json") and e.is_file()]
+            files = [e for e in entries if _is_search_file(e.name) and e.is_file()]
     except OSError:
         return 0
     if len(files) <= kept:
@@ -551,6 +552,13 @@ def prune_disk_cache(folder, kept: int | None = None) -> int:
         except OSError:
             pass
     return removed
+
+
+def _is_search_file(name: str) -> bool:
+    """A search's file as :func:`_keep` names it (a SHA-1 in hex, ``.json``): a folder given by path may
+    hold a user's own files, which the pruning never touches."""
+    stem, dot, ext = name.partition(".")
+    return ext == "json" and len(stem) == 40 and all(c in "0123456789abcdef" for c in stem)
 
 
 def _mtime(entry) -> float:
