@@ -217,6 +217,40 @@ def test_loop_cycles_add_up_to_the_loops():
     assert sum(c.sum() for _, c in records) == pytest.approx(by_step, rel=1e-12)
 
 
+@pytest.mark.parametrize("tiles,B,n", [(1472, 16, 2), (1216, 8, 3), (1024, 12, 4)])
+def test_a_scores_loop_cycles_alone_are_the_runs_to_the_bit(tiles, B, n):
+    """engine.loop_cycles (a score's loop part, no report charged) gives the records run_program appends with
+    loop_cycles=, bit for bit, and draws the same spikes; a source without whole-loop works gets None."""
+    import dataclasses
+
+    import numpy as np
+
+    from mimdsim.engine import loop_cycles
+    from mimdsim.workloads.snn.placement import Rates, _part
+
+    net = Network.feedforward([2312, 978, 978, 976, 10], max_activity=0.01)
+    p = compile_program(net.sizes, net.capacities, system("ipu-mk2", tiles=tiles), timesteps=30, batch_size=B,
+                        neurons_per_tile=n, optimizer="adam")
+    looped = _part(p, [dataclasses.replace(s, count=9) for s in p.schedule if isinstance(s, Loop)], 9)
+    for a in (0.002, 0.01):
+        rates = Rates((a,) * 5, (0.0,) + (a,) * 4, seed=3)
+        ran, alone = rates.source(looped, net.sizes, net.capacities), rates.source(looped, net.sizes, net.capacities)
+        records = []
+        run_program(looped, ran, loop_cycles=records)
+        got = loop_cycles(looped, alone)
+        assert len(got) == len(records) == 2
+        for (t0, c0), (t1, c1) in zip(records, got):
+            assert np.array_equal(t0, t1) and c0.dtype == c1.dtype and np.array_equal(c0, c1)
+        assert all(np.array_equal(x, y) for x, y in zip(ran.stats.listed, alone.stats.listed))
+    fused = compile_program(net.sizes, net.capacities, system("ipu-mk2", tiles=tiles), timesteps=30, batch_size=B,
+                            neurons_per_tile=n, schedule="fused")
+    loops_only = _part(fused, [s for s in fused.schedule if isinstance(s, Loop)], 30)
+    assert loop_cycles(loops_only, Rates((0.01,) * 5, (0.0,) + (0.01,) * 4).source(
+        loops_only, net.sizes, net.capacities)) is None  # the fused program's works come per iteration
+    with pytest.raises(ValueError, match="loops only"):
+        loop_cycles(p, rates.source(p, net.sizes, net.capacities))
+
+
 def test_memory_floor_by_hand_and_below_every_plan():
     # 2312-978-978-976-10, n = 2, T = 50, B = 8, fp32, Adam: layer 1 per neuron 2312 x 4 B x (weights,
     # gradient, 2 moments) = 36,992 B + membrane history 50 x 8 x 4 B = 1,600 B; two neurons: 77,184 B

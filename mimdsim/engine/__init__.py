@@ -5,6 +5,6 @@ Knows no network, neuron or workload.
 Imported by: energy (its band), gpu (the band of its microbenchmark checks), poplibs, tensix, workloads, compare;
 never by the codelets, the specs or the model.
 """
-from .run import WorkSource, memory_summary, run_program
+from .run import WorkSource, loop_cycles, memory_summary, run_program
 
-__all__ = ["run_program", "WorkSource", "memory_summary"]
+__all__ = ["run_program", "loop_cycles", "WorkSource", "memory_summary"]

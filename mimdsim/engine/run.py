@@ -341,15 +341,23 @@ class _Costs:
                 carry = np.repeat(carry[:, None], iterations, axis=1)
                 top = np.full(iterations, top)
             # compute only adds (cycles >= 0): the slowest tile is the old slowest or one just added to,
-            # so the new maximum needs the touched tiles only (the same integers, exactly)
+            # so the new maximum needs the touched tiles only (the same integers, exactly). The tiles are
+            # distinct and ascending: a run of consecutive tiles is added in place through a view, others
+            # gathered once, added and written back (the same sums as carry[tiles] += ...)
+            first, last = int(tiles[0]), int(tiles[-1])
+            view = carry[first:last + 1] if last - first + 1 == len(tiles) else None
+            sub = carry[tiles] if view is None else view
             if carry.ndim == 1:
-                carry[tiles] += local
-                new = max(top, carry[tiles].max())
-                out[j], top = np.full(iterations, new - top), new
+                sub += local
+                new = max(top, sub.max())
+                out[j] = np.full(iterations, new - top)
             else:
-                carry[tiles] += local.T if local.ndim == 2 else local[:, None]
-                new = np.maximum(top, carry[tiles].max(axis=0))
-                out[j], top = new - top, new
+                sub += local.T if local.ndim == 2 else local[:, None]
+                new = np.maximum(top, sub.max(axis=0))
+                out[j] = new - top
+            if view is None:
+                carry[tiles] = sub
+            top = new
         return out
 
     def body_costs(self, body) -> tuple:
@@ -375,8 +383,14 @@ class _Costs:
         return hit[1], hit[2]
 
     def charge_loop(self, body, per_step, iterations: int, ts) -> None:
-        """Charge every iteration of a loop body at once: ``vals[kind, iteration, superstep]``, the
-        barrier-free supersteps' compute as ``local_runs`` overlaps it, handed to the recorder."""
+        """Charge every iteration of a loop body at once (:meth:`loop_vals`), handed to the recorder."""
+        vals, per_iteration, saved = self.loop_vals(body, per_step, iterations)
+        self.out.on_loop(body, ts, vals, per_step, per_iteration, saved)
+
+    def loop_vals(self, body, per_step, iterations: int):
+        """``(vals, moved, saved)`` of a loop body's iterations: ``vals[kind, iteration, superstep]`` the
+        cycles charged, the barrier-free supersteps' compute as ``local_runs`` overlaps it; the bytes one
+        iteration moves; the overlap each barrier-free superstep saved."""
         vals = np.zeros((len(KINDS), iterations, len(body)))  # kind, iteration, superstep
         compute = KINDS.index("compute")
         overlapped = self.local_runs(body, per_step, iterations)
@@ -394,7 +408,21 @@ class _Costs:
                     vals[compute, :, j] = overlapped[j]
         per_iteration = [moved] if moved is not None else [self.traffic_of(s) for s in body
                                                             if not isinstance(s, Launch)]
-        self.out.on_loop(body, ts, vals, per_step, per_iteration, saved)
+        return vals, per_iteration, saved
+
+    def loop_cycles(self, loop: Loop) -> tuple | None:
+        """``(t, cycles)`` of ``loop``, each iteration's cycles (every kind and superstep) as
+        ``run_program(loop_cycles=...)`` records them, and nothing else charged or recorded; None where
+        the source has no whole-loop work (the caller then runs the program)."""
+        ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
+        whole = getattr(self.source, "loop_work", None)
+        works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
+            if whole is not None else None
+        if works is None:
+            return None
+        per_step = [None if isinstance(s, Launch) else self._compute(s, works, len(ts)) for s in loop.body]
+        vals, _, _ = self.loop_vals(loop.body, per_step, len(ts))
+        return np.asarray(ts), vals.sum(axis=(0, 2))
 
 
 def _increasing(a: np.ndarray) -> bool:
@@ -413,6 +441,23 @@ def _stack(works: list[dict]) -> dict:
             out[k] = v
         else:
             out[k] = np.stack([np.asarray(w[k]) for w in works])
+    return out
+
+
+def loop_cycles(program: Program, source: WorkSource, *, pinned: Pinned = NOTHING) -> list | None:
+    """What ``run_program(program, source, loop_cycles=records, pinned=pinned)`` appends to ``records``,
+    for a program whose schedule holds loops only (a placement score's loop part), without charging a
+    report: one ``(t, cycles)`` per loop, the same numbers (:meth:`_Costs.loop_cycles`). None where a loop's
+    works come iteration by iteration (then run the program)."""
+    if not all(isinstance(s, Loop) for s in program.schedule):
+        raise ValueError("loop_cycles runs a program of loops only; run_program runs any program")
+    costs = _Costs(program, source, Recorder(program.system.tiles), None, pinned)
+    out = []
+    for loop in program.schedule:
+        one = costs.loop_cycles(loop)
+        if one is None:
+            return None
+        out.append(one)
     return out
 
 
