@@ -24,13 +24,20 @@ from .summary import energy_section
 def kernel_activity(kernels, precision: str) -> dict:
     """FLOPs on the tensor cores and the CUDA cores, DRAM bytes and launches of a kernel list
     (:class:`mimdsim.gpu.model.Kernel` s); fp32 GEMMs run on the CUDA cores."""
-    matrix = sum(k.flops * k.count for k in kernels if k.kind == "matrix")
+    # one pass (a traced step lists thousands of kernels, and a band asks again per re-cost); each total
+    # adds its terms in kernel order from 0, as a sum() over the list does
+    matrix = flops = nbytes = launches = 0
+    for k in kernels:
+        f = k.flops * k.count
+        flops += f
+        if k.kind == "matrix":
+            matrix += f
+        nbytes += k.nbytes * k.count
+        launches += k.count
     tensor = matrix if precision != "fp32" else 0
-    flops = sum(k.flops * k.count for k in kernels)
     return {"precision": precision, "tensor_flops": float(tensor), "cuda_flops": float(flops - tensor),
             "cuda_gemm_flops": float(matrix - tensor),  # strict-FP32 GEMMs on the CUDA cores (of cuda_flops)
-            "dram_bytes": float(sum(k.nbytes * k.count for k in kernels)),
-            "launches": int(sum(k.count for k in kernels)), "host_bytes": 0.0}
+            "dram_bytes": float(nbytes), "launches": int(launches), "host_bytes": 0.0}
 
 
 def _top_rate(preset, spec, curve: str, peak: str) -> float:
