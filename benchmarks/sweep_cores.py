@@ -28,17 +28,10 @@ import tempfile
 import numpy as np
 
 from against_reference import HERE, Comparison, Side, check_imports, compare, run_child
+from sweep_search import sweep_file  # the same zip sweep file of the default model
 
 AXES = {"model.timesteps": [10, 15, 20, 25], "model.batch": [8, 16], "chip.tiles": [1024, 1216, 1472],
         "run.activity": [round(float(a), 6) for a in np.linspace(0.002, 0.01, 5)]}
-BASE = """[model]
-layers = [2312, 978, 978, 976, 10]
-max_activity = 0.01
-[sweep]
-mode = "zip"
-results = "{name}.jsonl"
-[sweep.axes]
-"""
 DASK = """import sys
 from distributed import Client, LocalCluster
 from mimdsim.sweep import load_sweep, run_dask
@@ -54,13 +47,6 @@ def points(n: int) -> list:
     grid = [dict(zip(keys, vals)) for vals in itertools.product(*AXES.values())]
     step = max(1, len(grid) // n)
     return grid[::step][:n]
-
-
-def sweep_file(folder: str, name: str, pts: list) -> str:
-    path = os.path.join(folder, name + ".toml")
-    with open(path, "w") as f:
-        f.write(BASE.format(name=name) + "".join(f'"{k}" = {[p[k] for p in pts]}\n' for k in pts[0]))
-    return path
 
 
 def records(path: str) -> dict:
@@ -111,7 +97,7 @@ def main():
 
         def run(side, index):
             name = f"run{next(runs)}"
-            path = sweep_file(scratch, name, pts if index >= 0 else pts[:2])
+            path = sweep_file(scratch, name, pts if index >= 0 else pts[:2], max_activity=0.01)
             if side is dask:
                 with open(os.path.join(scratch, "dask_run.py"), "w") as f:
                     f.write(DASK.format(workers=workers))
