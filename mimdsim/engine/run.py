@@ -251,10 +251,7 @@ class _Costs:
             return loop.count
         # the iterations' indices, only where numerics run per iteration (a static loop of a billion
         # batches needs none)
-        ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
-        whole = getattr(self.source, "loop_work", None)  # optional: every iteration's work at once
-        works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
-            if whole is not None else None
+        ts, works = self.whole_loop_works(loop)
         if works is not None:
             self.out.on_progress(done + len(ts), total)
         else:
@@ -410,14 +407,20 @@ class _Costs:
                                                             if not isinstance(s, Launch)]
         return vals, per_iteration, saved
 
-    def loop_cycles(self, loop: Loop) -> tuple | None:
-        """``(t, cycles)`` of ``loop``, each iteration's cycles (every kind and superstep) as
-        ``run_program(loop_cycles=...)`` records them, and nothing else charged or recorded; None where
-        the source has no whole-loop work (the caller then runs the program)."""
+    def whole_loop_works(self, loop: Loop) -> tuple:
+        """``(ts, works)``: the loop's iterations in execution order and, where the source can give them
+        (its optional ``loop_work``), every iteration's work counts at once; else ``works`` is None."""
         ts = list(range(loop.count - 1, -1, -1) if loop.reverse else range(loop.count))
         whole = getattr(self.source, "loop_work", None)
         works = whole([vs for s in loop.body if not isinstance(s, Launch) for vs in s.compute], ts) \
             if whole is not None else None
+        return ts, works
+
+    def loop_cycles(self, loop: Loop) -> tuple | None:
+        """``(t, cycles)`` of ``loop``, each iteration's cycles (every kind and superstep) as
+        ``run_program(loop_cycles=...)`` records them, and nothing else charged or recorded; None where
+        the source has no whole-loop work (the caller then runs the program)."""
+        ts, works = self.whole_loop_works(loop)
         if works is None:
             return None
         per_step = [None if isinstance(s, Launch) else self._compute(s, works, len(ts)) for s in loop.body]
