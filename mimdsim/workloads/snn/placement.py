@@ -546,7 +546,7 @@ def prune_disk_cache(folder, kept: int | None = None) -> int:
         return 0
     if len(files) <= kept:
         return 0
-    by_use = sorted(files, key=lambda e: _mtime(e))
+    by_use = sorted(files, key=_mtime)
     removed = 0
     for e in by_use[: len(files) - (4 * kept) // 5]:
         try:
