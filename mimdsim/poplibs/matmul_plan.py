@@ -226,10 +226,14 @@ def _candidates(M, K, N, T, tile, precision, e, units, serial):
     gM = _splits(M, 1, T)
     kP, kS, kB = _channel_options(K, IN_CHANS[precision], T, serial)
     nP, nS, nB = _channel_options(N, units, T, serial)
-    iM, iK, iN = np.meshgrid(np.arange(gM[0].size), np.arange(kP.size), np.arange(nP.size), indexing="ij")
-    iM, iK, iN = iM.ravel(), iK.ravel(), iN.ravel()
-    keep = (np.minimum(kS[iK], nS[iN]) == 1) & (gM[0][iM] * kP[iK] * nP[iN] <= T)
-    iM, iK, iN = iM[keep], iK[keep], iN[keep]
+    # the (iM, iK, iN) of the product with pM pK pN <= T and one kind of serial split, in the product's own
+    # order (iM slowest, iN fastest; the plan's ties go to the first): per (iM, iK) pair with room for a
+    # pN, the iN whose pN <= T // (pM pK) (the same integers), without the product's [iM, iK, iN] arrays
+    room = T // (gM[0][:, None] * kP[None, :])
+    iM, iK = np.nonzero(room >= nP.min())
+    one = kS[iK] == 1
+    iP, iN = np.nonzero((nP[None, :] <= room[iM, iK][:, None]) & (one[:, None] | (nS == 1)[None, :]))
+    iM, iK = iM[iP], iK[iP]
     return gM[0][iM], kP[iK], nP[iN], kS[iK], nS[iN], np.minimum(gM[1][iM], M), kB[iK], nB[iN]
 
 
