@@ -163,3 +163,22 @@ def test_refusals_name_the_value_the_limit_and_the_fix():
     # the programs' passes keep their operands as given: no refusal, no swap
     p = plan_matmul("x", 4, 1024, 1000, GC200, "fp16", fc_pass=True)
     assert not p.swapped and p.transform_cycles == 0 and np.isfinite(p.cycles)
+
+
+@pytest.mark.parametrize("M, K, N, T, precision, serial", [(1024, 2048, 512, 1472, "fp32", True),
+                                                          (300, 4096, 64, 1216, "fp16", True),
+                                                          (48, 1000, 976, 100, "fp32", False), (7, 13, 1, 5, "fp16", True)])
+def test_the_candidates_are_the_whole_products_splits_that_fit_in_its_order(M, K, N, T, precision, serial):
+    """The candidate splits are those of the whole [pM, pK, pN] product with pM pK pN <= T and one kind of serial
+    split, in the product's order (the plan's ties go to the first): checked against the product built outright."""
+    tile = matmul_plan.Tile.of(GC200, precision)
+    units = matmul_plan.conv_units(tile, precision)
+    got = matmul_plan._candidates(M, K, N, T, tile, precision, matmul_plan.BYTES[precision], units, serial)
+    gM = matmul_plan._splits(M, 1, T)
+    kP, kS, kB = matmul_plan._channel_options(K, matmul_plan.IN_CHANS[precision], T, serial)
+    nP, nS, nB = matmul_plan._channel_options(N, units, T, serial)
+    rows = [(gM[0][i], kP[j], nP[k], kS[j], nS[k], min(gM[1][i], M), kB[j], nB[k])
+            for i in range(gM[0].size) for j in range(kP.size) for k in range(nP.size)
+            if min(kS[j], nS[k]) == 1 and gM[0][i] * kP[j] * nP[k] <= T]
+    assert len(rows) > 0
+    assert [tuple(int(a[r]) for a in got) for r in range(got[0].size)] == [tuple(int(v) for v in row) for row in rows]
