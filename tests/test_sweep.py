@@ -356,7 +356,7 @@ def test_two_concurrent_runs_of_one_sweep_write_each_point_once(tmp_path, mode):
     assert all(r.returncode == 0 for r in runs), outs
     lines = [json.loads(line) for line in open(tmp_path / "r.jsonl") if line.strip()]
     # in the file itself, not only after loading; both runs' output shown if not (a failure seen once in a
-    # full-suite run, 2026-12-03, did not recur in 12 runs, cold numba caches and a busy core included)
+    # full-suite run, 2026-12-03, did not recur in 17 runs, cold numba caches and a busy core included)
     assert len(lines) == 20 and len({r["id"] for r in lines}) == 20, (len(lines), outs)
     said = [re.search(r"computed (\d+) new point", o) for o in outs]
     assert all(said), outs
