@@ -48,14 +48,46 @@ def _lines(results) -> list[str]:
     return open(results).read().splitlines() if os.path.exists(results) else []
 
 
-def _stop_after(run, results, records: int, sig) -> None:
-    """Send ``sig`` to the sweep once ``records`` points are in its results file (it must still be running)."""
-    deadline = time.monotonic() + 120
-    while len(_lines(results)) < records:
-        assert run.poll() is None, run.communicate()
-        assert time.monotonic() < deadline, "the sweep wrote no records"
-        time.sleep(0.02)
-    run.send_signal(sig)
+def _stop_after(path, records: int, sig, attempts: int = 3):
+    """Start the sweep and send it ``sig`` once ``records`` points are in its results file, while it is
+    still mid-sweep; returns the run. The sweep is frozen (SIGSTOP) before the file is read again, so
+    the check that points are left and the signal see one state: a run that wrote every point before
+    it was frozen (a loaded machine can let the last ~0.2 s of points pass between two polls) is no
+    test, and the sweep is run again from an empty results file."""
+    results = load_sweep(path).results
+    for _ in range(attempts):
+        if os.path.exists(results):
+            os.remove(results)
+        run = _start(path)
+        deadline = time.monotonic() + 120
+        while len(_lines(results)) < records:
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the sweep wrote no records"
+            time.sleep(0.02)
+        run.send_signal(signal.SIGSTOP)
+        _wait_stopped(run.pid)
+        if run.poll() is None and len(_lines(results)) < POINTS:  # frozen with points left
+            run.send_signal(sig)
+            run.send_signal(signal.SIGCONT)
+            return run
+        run.send_signal(signal.SIGCONT)
+        run.communicate(timeout=60)
+    raise AssertionError(f"the sweep finished before it could be stopped, {attempts} times")
+
+
+def _wait_stopped(pid: int) -> None:
+    """Until the kernel has stopped ``pid`` (state T) or it has exited (a signal is queued, not yet taken)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:  # no /proc (not Linux): a moment is enough for a signal sent to a running process
+            time.sleep(0.05)
+            return
+        if state in "TtZX":
+            return
+        time.sleep(0.001)
 
 
 def _resume_and_check(path) -> None:
@@ -70,8 +102,7 @@ def _resume_and_check(path) -> None:
 
 
 def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_a_point(sweep):
-    run = _start(sweep)
-    _stop_after(run, load_sweep(sweep).results, 2, signal.SIGKILL)
+    run = _stop_after(sweep, 2, signal.SIGKILL)
     run.communicate(timeout=60)
     assert run.returncode == -signal.SIGKILL
     _resume_and_check(sweep)
@@ -79,8 +110,7 @@ def test_a_sweep_killed_mid_run_resumes_without_losing_or_repeating_a_point(swee
 
 def test_an_interrupted_sweep_says_what_it_kept_in_one_line_and_resumes(sweep):
     results = load_sweep(sweep).results
-    run = _start(sweep)
-    _stop_after(run, results, 2, signal.SIGINT)
+    run = _stop_after(sweep, 2, signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err
     line = err.strip()
