@@ -91,6 +91,48 @@ def test_eager_costing_keeps_one_kernel_per_device_op():
     assert len(kernels) == int(np.count_nonzero(tr.device_mask)) == 4 and "cuda_graphs" not in rep.placement
 
 
+def test_what_costing_derives_from_a_trace_is_kept_with_it_and_follows_its_ops():
+    """A band re-costs one trace under other GPUs and host constants: the parts that depend on the trace alone are
+    kept with it (``Trace.derived``). Costed again, under another GPU, after a pickle round trip (which drops them)
+    or on a copy, every figure equals a fresh trace's; replacing the trace's ops drops what was derived from them."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from mimdsim.gpu.framework import framework
+
+    def figures(tr, g, mode, host_op=None):
+        fw = framework("pytorch-eager") if host_op is None else \
+            dataclasses.replace(framework("pytorch-eager"), host_forward_op_s=host_op, host_backward_op_s=host_op)
+        rep, kernels = costed_trace(tr, g, framework=fw, mode=mode)
+        return rep.to_dict(), [(k.name, k.flops, k.nbytes) for k in kernels]
+
+    for mode in ("eager", "reduce-overhead"):
+        kept = torch_trace(mm_and_three_pointwise())
+        for g, host_op in (("a100-40gb", None), ("h100", None), ("a100-40gb", 1e-3), ("rtx-4090", 2e-6)):
+            assert figures(kept, g, mode, host_op) == figures(torch_trace(mm_and_three_pointwise()), g, mode, host_op)
+        assert "_derived" in kept.__dict__
+        again = pickle.loads(pickle.dumps(kept))
+        assert "_derived" not in again.__dict__ and figures(again, "h100", mode) == figures(kept, "h100", mode)
+        assert figures(copy.copy(kept), "h100", mode) == figures(kept, "h100", mode)
+    # another step's ops put into the trace: its figures, not the kept ones
+    tr, other = torch_trace(mm_and_three_pointwise()), torch_trace(mm_and_three_pointwise_then_neg())
+    costed_trace(tr, "a100-40gb")
+    tr.table, tr.sequence, tr.phase, tr.tensor_ids = other.table, other.sequence, other.phase, other.tensor_ids
+    assert figures(tr, "a100-40gb", "eager") == figures(other, "a100-40gb", "eager")
+    assert len(costed_trace(tr, "a100-40gb")[1]) == 5
+
+
+def mm_and_three_pointwise_then_neg():
+    x, w = torch.ones(8, 16, device="meta"), torch.ones(16, 32, device="meta")
+
+    def step():
+        y = x @ w
+        return torch.neg(torch.sigmoid(y) * 2.0 + y)
+
+    return step
+
+
 def test_compare_gpu_trace_mode_reduce_overhead_costs_the_file_compiled(capsys):
     """``mimdsim compare --gpu-trace examples/custom_lif_step.py --gpu-trace-mode reduce-overhead``: the column
     is the trace costed compiled (its seconds printed); a bad mode, and the mode without a file, are errors

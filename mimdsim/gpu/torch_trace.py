@@ -155,6 +155,22 @@ class Trace:
     def __len__(self) -> int:
         return int(self.sequence.size)
 
+    def derived(self, name: str, build):
+        """``build()`` computed once per trace while its ops are the same objects: what costing derives from
+        the trace alone (no GPU, framework or host), which a band's re-costs would otherwise redo each time.
+        Kept with the trace, never pickled; replacing its sequence, phases, table or tensor ids drops it."""
+        cache = self.__dict__.setdefault("_derived", {})
+        held, n = (self.sequence, self.phase, self.table, self.tensor_ids), len(self.table)
+        hit = cache.get(name)
+        if hit is None or hit[1] != n or any(a is not b for a, b in zip(hit[0], held)):
+            hit = cache[name] = (held, n, build())
+        return hit[2]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_derived", None)  # derived from the rest: rebuilt where needed
+        return state
+
     def ops(self):
         """(TracedOp, phase name) of every dispatched op, in order."""
         for i, p in zip(self.sequence.tolist(), self.phase.tolist()):

@@ -109,6 +109,30 @@ def _operand_ids(trace: Trace):
     return ids
 
 
+def _compiled_plan(trace: Trace, eager_kernels: list) -> list:
+    """What :func:`compiled_stream` takes from the trace alone (no GPU, framework or host), per kernel in issue
+    order: (kind, its ops' indices in the eager device stream, phase, whether it starts a CUDA graph, its first
+    op, the fused run's kernel or None); kept with the trace (``Trace.derived``)."""
+    ids = _operand_ids(trace)
+    sizes, last_read = tensor_sizes(trace, ids)
+    ops = list(trace.ops())
+    dev = np.flatnonzero(trace.device_mask)
+    at = {int(k): i for i, k in enumerate(dev)}  # dispatched position -> index in the eager device stream
+    plan, prev = [], None
+    for kind, pos in fusion_groups(trace):
+        i = np.array([at[k] for k in pos], dtype=np.intp)
+        ph = ops[pos[0]][1]
+        fused = None
+        if kind == "fused":
+            r, w = external_bytes(trace, pos, ids, sizes, last_read)
+            flops = sum(eager_kernels[j].flops for j in i.tolist())
+            fused = Kernel(f"{ph}.fused", ph, "vector", float(flops), float(r + w), 1)
+        new_graph = kind != "sync" and (prev is None or prev[0] == "sync" or prev[1] != ph)
+        plan.append((kind, i, ph, new_graph, ops[pos[0]][0], fused))
+        prev = (kind, ph)
+    return plan
+
+
 def compiled_stream(trace: Trace, spec: GpuSpec, host_op_s: np.ndarray, eager_host: np.ndarray,
                     eager_device: np.ndarray, eager_kernels: list, precision_of):
     """The compiled step's kernels in issue order, from the eager stream of its device ops (``eager_host``,
@@ -117,38 +141,29 @@ def compiled_stream(trace: Trace, spec: GpuSpec, host_op_s: np.ndarray, eager_ho
     that host's, and a graph launch, ``GpuSpec.graph_launch_s``, is the GPU's measured figure, not scaled):
     (host seconds, device seconds, sync, kernel, phase code) per kernel, and the number of graphs.
     ``precision_of(op)``: the precision a fused run of ``op`` s is priced in."""
-    ids = _operand_ids(trace)
-    sizes, last_read = tensor_sizes(trace, ids)
-    ops = list(trace.ops())
-    dev = np.flatnonzero(trace.device_mask)
-    at = {int(k): i for i, k in enumerate(dev)}  # dispatched position -> index in the eager device stream
+    plan = trace.derived("compiled_plan", lambda: _compiled_plan(trace, eager_kernels))
     calls = eager_host - host_op_s  # per-call costs (loss call, Optimizer.step) stay
     host, device, syncs, kernels, phase = [], [], [], [], []
-    graphs, prev = 0, None
-    for kind, pos in fusion_groups(trace):
-        i = [at[k] for k in pos]
-        ph = ops[pos[0]][1]
+    graphs = 0
+    for kind, i, ph, new_graph, first_op, fused in plan:
         h = float(calls[i].sum())
         if kind == "sync":
             h += float(host_op_s[i[0]])
             d, k = float(eager_device[i[0]]), eager_kernels[i[0]]
         else:
-            if prev is None or prev[0] == "sync" or prev[1] != ph:
+            if new_graph:
                 graphs += 1
                 h += spec.graph_launch_s
             if kind == "extern":
                 d, k = float(eager_device[i[0]]), eager_kernels[i[0]]
             else:
-                r, w = external_bytes(trace, pos, ids, sizes, last_read)
-                flops = sum(eager_kernels[j].flops for j in i)
-                k = Kernel(f"{ph}.fused", ph, "vector", float(flops), float(r + w), 1)
-                d = kernel_seconds(k, spec, precision_of(ops[pos[0]][0]))
+                k = fused
+                d = kernel_seconds(k, spec, precision_of(first_op))
             d += spec.graph_node_overhead_s
         host.append(h)
         device.append(d)
         syncs.append(kind == "sync")
         kernels.append(k)
         phase.append(PHASES.index(ph))
-        prev = (kind, ph)
     return (np.array(host, float), np.array(device, float), np.array(syncs, bool), kernels,
             np.array(phase, np.int8), graphs)

@@ -20,6 +20,8 @@ syncs breaking it (docs/gpu-model.md, "trace → cost → report").
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..arch.gpu import PRECISIONS, GpuSpec, gpu as gpu_spec
@@ -79,26 +81,51 @@ def _e(dtype):
 def op_stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str):
     """The traced step's device ops in issue order: (host seconds, device seconds, sync) per op, and
     (kernel, phase code) per op."""
+    ops = trace.derived("device_ops", lambda: _device_ops(trace))
+    link = host_link_bytes_per_second(spec)
+    # device seconds of each distinct (op, phase): a trace repeats a few dozen of them
+    cost = np.array([k.nbytes / link if k.kind == "host" else kernel_seconds(k, spec, _op_precision(op, precision))
+                     for op, k in zip(ops.distinct_ops, ops.distinct_kernels)], dtype=np.float64)
+    device = cost[ops.index] if ops.index.size else np.zeros(0)
+    host = np.where(ops.phase == PHASES.index("backward"), fw.host_backward_op_s, fw.host_forward_op_s).astype(float)
+    _add_call_costs(trace, ops, host, fw)
+    return host, device, ops.syncs, list(ops.kernels), ops.phase
+
+
+class _DeviceOps(NamedTuple):
+    """What :func:`op_stream` needs of a trace that no GPU, framework or host moves (``Trace.derived``)."""
+    phase: np.ndarray  # phase code per device op, in issue order
+    index: np.ndarray  # per device op, its distinct (op, phase) in distinct_*
+    distinct_ops: list
+    distinct_kernels: list  # a copy to the host: a "host" kernel of its bytes
+    kernels: tuple  # per device op
+    syncs: np.ndarray
+    loss_ops: list  # the device op each backward pass's loss call lands on (the last forward op before it)
+    optimizer_ops: np.ndarray  # the device ops inside Optimizer.step
+
+
+def _device_ops(trace: Trace) -> _DeviceOps:
     dev_mask = trace.device_mask
     seq, phase = trace.sequence[dev_mask], trace.phase[dev_mask]
-    n = int(seq.size)
-    link = host_link_bytes_per_second(spec)
-    # device seconds and kernel of each (distinct op, phase): a trace repeats a few dozen of them
-    cost, kernels = {}, {}
-    for key in set(zip(seq.tolist(), phase.tolist())):
-        op, ph = trace.table[key[0]], PHASES[key[1]]
-        if op.sync == "to_host":
-            kernels[key] = Kernel(f"{ph}.{op.name}", ph, "host", 0.0, float(op.input_bytes()), 1)
-            cost[key] = op.input_bytes() / link
-            continue
-        k = kernels[key] = op_kernel(op, ph, getattr(trace, "gemm_weight_bytes", 0))
-        cost[key] = kernel_seconds(k, spec, _op_precision(op, precision))
     keys = list(zip(seq.tolist(), phase.tolist()))
-    device = np.array([cost[k] for k in keys]) if n else np.zeros(0)
-    host = np.where(phase == PHASES.index("backward"), fw.host_backward_op_s, fw.host_forward_op_s).astype(float)
-    _add_call_costs(trace, dev_mask, host, fw)
+    at = {}
+    for k in keys:
+        at.setdefault(k, len(at))
+    ops, kernels = [], []
+    for i, ph in at:
+        op, name = trace.table[i], PHASES[ph]
+        ops.append(op)
+        kernels.append(Kernel(f"{name}.{op.name}", name, "host", 0.0, float(op.input_bytes()), 1)
+                       if op.sync == "to_host" else op_kernel(op, name, getattr(trace, "gemm_weight_bytes", 0)))
+    index = np.array([at[k] for k in keys], dtype=np.intp)
+    back = phase == PHASES.index("backward")
+    starts = np.flatnonzero(back & ~np.concatenate([[False], back[:-1]]))
+    loss_ops = [int(before[-1]) for before in (np.flatnonzero(~back[:s]) for s in starts) if before.size]
     syncs = np.array([bool(trace.table[s].sync) for s in seq.tolist()], bool)
-    return host, device, syncs, [kernels[k] for k in keys], phase
+    for a in (phase, index, syncs):
+        a.flags.writeable = False
+    return _DeviceOps(phase, index, ops, kernels, tuple(kernels[i] for i in index.tolist()), syncs, loss_ops,
+                      np.flatnonzero(phase == PHASES.index("optimizer")))
 
 
 def stream(trace: Trace, spec: GpuSpec, fw: FrameworkSpec, precision: str, mode: str = "eager"):
@@ -158,16 +185,14 @@ def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpe
         sel = phase == i
         cycles[REPORT_PHASE[p]]["compute"] += float(device[sel].sum()) * hz
         cycles[REPORT_PHASE[p]]["host"] += float(wait[sel].sum()) * hz
-    names = np.array([k.name for k in kernel_list]) if n else np.zeros(0, str)
-    for name in dict.fromkeys(names.tolist()):
-        sel = names == name
-        steps[name] = {"count": int(sel.sum()), "phase": REPORT_PHASE[name.split(".", 1)[0]],
-                       "compute": float(device[sel].sum()) * hz, "host": float(wait[sel].sum()) * hz}
+    groups, gemms = trace.derived(f"kernel_groups.{mode}", lambda: _kernel_groups(kernel_list))
+    for name, at in groups:
+        steps[name] = {"count": int(at.size), "phase": REPORT_PHASE[name.split(".", 1)[0]],
+                       "compute": float(device[at].sum()) * hz, "host": float(wait[at].sum()) * hz}
     del cycles["io"]
     summary = trace.summary()
     host_bound = float(wait.sum() / total) if total else 0.0
     bound = "host" if host_bound > 0.5 else "device"
-    gemms = sum(1 for k in kernel_list if k.kind == "matrix")
     versions = ", ".join(f"{k} {v}" for k, v in trace.versions.items())
     if mode == "eager":
         notes = [f"traced ({versions}): {n} device ops ({gemms} GEMMs) of {len(trace)} dispatched, "
@@ -197,18 +222,23 @@ def costed_trace(trace: Trace, gpu="a100-40gb", *, framework: str | FrameworkSpe
         notes=notes), kernel_list
 
 
-def _add_call_costs(trace: Trace, dev_mask: np.ndarray, host: np.ndarray, fw: FrameworkSpec) -> None:
+def _kernel_groups(kernel_list) -> tuple:
+    """``([(name, positions)], GEMMs)`` of a step's kernel list: each kernel name, in order of first issue, with the
+    positions (ascending) of its kernels; the names and kinds follow from the trace and the mode alone."""
+    at: dict = {}
+    for i, k in enumerate(kernel_list):
+        at.setdefault(k.name, []).append(i)
+    return [(name, np.array(pos, dtype=np.intp)) for name, pos in at.items()], \
+        sum(1 for k in kernel_list if k.kind == "matrix")
+
+
+def _add_call_costs(trace: Trace, ops: _DeviceOps, host: np.ndarray, fw: FrameworkSpec) -> None:
     """Per-call host costs onto the device ops (``host`` is per device op, in order): each
     ``Optimizer.step``'s spread over the device ops inside it, each backward pass's loss call on the
     last device op before it."""
-    ph = trace.phase[dev_mask]
-    back = ph == PHASES.index("backward")
-    starts = np.flatnonzero(back & ~np.concatenate([[False], back[:-1]]))
-    for s in starts:
-        before = np.flatnonzero(~back[:s])
-        if before.size:
-            host[before[-1]] += fw.loss_call_s
+    for i in ops.loss_ops:
+        host[i] += fw.loss_call_s
     if trace.optimizer_calls and fw.optimizer_call_s:
-        inside = np.flatnonzero(ph == PHASES.index("optimizer"))
+        inside = ops.optimizer_ops
         if inside.size:
             host[inside] += trace.optimizer_calls * fw.optimizer_call_s / inside.size
