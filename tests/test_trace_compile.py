@@ -105,7 +105,7 @@ def test_what_costing_derives_from_a_trace_is_kept_with_it_and_follows_its_ops()
         fw = framework("pytorch-eager") if host_op is None else \
             dataclasses.replace(framework("pytorch-eager"), host_forward_op_s=host_op, host_backward_op_s=host_op)
         rep, kernels = costed_trace(tr, g, framework=fw, mode=mode)
-        return rep.to_dict(), [(k.name, k.flops, k.nbytes) for k in kernels]
+        return rep.to_dict(), [(k.name, k.flops, k.nbytes, k.working_set) for k in kernels]
 
     for mode in ("eager", "reduce-overhead"):
         kept = torch_trace(mm_and_three_pointwise())
@@ -121,6 +121,21 @@ def test_what_costing_derives_from_a_trace_is_kept_with_it_and_follows_its_ops()
     tr.table, tr.sequence, tr.phase, tr.tensor_ids = other.table, other.sequence, other.phase, other.tensor_ids
     assert figures(tr, "a100-40gb", "eager") == figures(other, "a100-40gb", "eager")
     assert len(costed_trace(tr, "a100-40gb")[1]) == 5
+    # a layer's weights (a parameter GEMM) and the step's weight bytes set past the L2: a fresh trace's figures
+    fresh, kept = torch_trace(linear_step()), torch_trace(linear_step())
+    assert figures(kept, "a100-40gb", "eager")[1][0][3] > 0  # the weight operand is re-read each launch
+    kept.gemm_weight_bytes = fresh.gemm_weight_bytes = 2 ** 40
+    assert figures(kept, "a100-40gb", "eager") == figures(fresh, "a100-40gb", "eager")
+    assert figures(kept, "a100-40gb", "eager") != figures(torch_trace(linear_step()), "a100-40gb", "eager")
+
+
+def linear_step():
+    lin, x = torch.nn.Linear(16, 32, device="meta"), torch.ones(8, 16, device="meta")
+
+    def step():
+        return torch.sigmoid(lin(x))
+
+    return step
 
 
 def mm_and_three_pointwise_then_neg():

@@ -158,12 +158,13 @@ class Trace:
     def derived(self, name: str, build):
         """``build()`` computed once per trace while its ops are the same objects: what costing derives from
         the trace alone (no GPU, framework or host), which a band's re-costs would otherwise redo each time.
-        Kept with the trace, never pickled; replacing its sequence, phases, table or tensor ids drops it."""
+        Kept with the trace, never pickled; replacing its sequence, phases, table or tensor ids, or changing the
+        table's length or the GEMMs' weight bytes, drops it."""
         cache = self.__dict__.setdefault("_derived", {})
-        held, n = (self.sequence, self.phase, self.table, self.tensor_ids), len(self.table)
+        held, values = (self.sequence, self.phase, self.table, self.tensor_ids), (len(self.table), self.gemm_weight_bytes)
         hit = cache.get(name)
-        if hit is None or hit[1] != n or any(a is not b for a, b in zip(hit[0], held)):
-            hit = cache[name] = (held, n, build())
+        if hit is None or hit[1] != values or any(a is not b for a, b in zip(hit[0], held)):
+            hit = cache[name] = (held, values, build())
         return hit[2]
 
     def __getstate__(self):
