@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -331,11 +332,25 @@ def test_a_second_run_waits_for_the_first_and_computes_only_what_is_left(tmp_pat
 
     path = _sweep(tmp_path, '"run.activity" = [0.01, 0.02]\n"chip.tiles" = [256, 512]\n')
     sw = load_sweep(path)
+    lines = []
+
+    def read():
+        for line in second.stdout:
+            lines.append(line)
+
     with results_lock(sw.results):
         second = _cli_sweep(path, "--serial")
-        time.sleep(4.0)  # long enough to start, read the file and reach the lock
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 120  # until it has started, read the file and reached the lock (no fixed
+        while not any("is writing" in line for line in lines):  # sleep: a loaded machine starts it late)
+            assert second.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, "the second run never said it waits: " + "".join(lines)
+            time.sleep(0.05)
         assert second.poll() is None and not os.path.exists(sw.results)
-    out, _ = second.communicate(timeout=120)
+    second.wait(timeout=120)
+    reader.join(timeout=60)
+    out = "".join(lines)
     assert second.returncode == 0, out
     assert "is writing" in out and "waiting for it to finish" in out
     assert len(load_results(sw.results)) == 4

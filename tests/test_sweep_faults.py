@@ -62,11 +62,19 @@ def _stop_after(path, records: int, sig, attempts: int = 3):
         deadline = time.monotonic() + 120
         while len(_lines(results)) < records:
             assert run.poll() is None, run.communicate()
-            assert time.monotonic() < deadline, "the sweep wrote no records"
+            if time.monotonic() > deadline:
+                run.kill()
+                raise AssertionError(f"the sweep wrote no records in 120 s: {run.communicate()}")
             time.sleep(0.02)
         run.send_signal(signal.SIGSTOP)
-        _wait_stopped(run.pid)
-        if run.poll() is None and len(_lines(results)) < POINTS:  # frozen with points left
+        try:
+            _wait_stopped(run.pid)
+        except AssertionError:
+            run.kill()
+            run.communicate()
+            raise
+        # frozen with two points or more left (one may be mid-write: it lands before the signal is taken)
+        if run.poll() is None and len(_lines(results)) < POINTS - 1:
             run.send_signal(sig)
             run.send_signal(signal.SIGCONT)
             return run
@@ -82,12 +90,13 @@ def _wait_stopped(pid: int) -> None:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:  # no /proc (not Linux): a moment is enough for a signal sent to a running process
+        except OSError:  # no /proc (not Linux), or already reaped: a moment is enough for a sent signal
             time.sleep(0.05)
             return
         if state in "TtZX":
             return
         time.sleep(0.001)
+    raise AssertionError(f"the sweep (pid {pid}) was not stopped 10 s after SIGSTOP (state {state})")
 
 
 def _resume_and_check(path) -> None:
