@@ -159,7 +159,8 @@ class Trace:
         """``build()`` computed once per trace while its ops are the same objects: what costing derives from
         the trace alone (no GPU, framework or host), which a band's re-costs would otherwise redo each time.
         Kept with the trace, never pickled; replacing its sequence, phases, table or tensor ids, or changing the
-        table's length or the GEMMs' weight bytes, drops it."""
+        table's length or the GEMMs' weight bytes, drops it. Writing into those arrays or the table in place is not
+        seen: a trace is a record of a step, built whole (replace a field to change it)."""
         cache = self.__dict__.setdefault("_derived", {})
         held, values = (self.sequence, self.phase, self.table, self.tensor_ids), (len(self.table), self.gemm_weight_bytes)
         hit = cache.get(name)

@@ -140,7 +140,8 @@ def compiled_stream(trace: Trace, spec: GpuSpec, host_op_s: np.ndarray, eager_ho
     already times on the run's host, :func:`~.framework.framework`'s ``host``: the per-call costs that stay are
     that host's, and a graph launch, ``GpuSpec.graph_launch_s``, is the GPU's measured figure, not scaled):
     (host seconds, device seconds, sync, kernel, phase code) per kernel, and the number of graphs.
-    ``precision_of(op)``: the precision a fused run of ``op`` s is priced in."""
+    ``precision_of(op)``: the precision a fused run of ``op`` s is priced in. ``eager_kernels`` must be the trace's
+    own (:func:`~.trace_cost.op_stream`'s): the fused runs' FLOPs are taken from them once and kept with the trace."""
     plan = trace.derived("compiled_plan", lambda: _compiled_plan(trace, eager_kernels))
     calls = eager_host - host_op_s  # per-call costs (loss call, Optimizer.step) stay
     host, device, syncs, kernels, phase = [], [], [], [], []
