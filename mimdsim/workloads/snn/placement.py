@@ -46,6 +46,7 @@ candidates: each remedy is the least relaxation along one axis under which the p
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import json
@@ -276,7 +277,9 @@ def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinne
     # published op's weight-gradient scheme, chosen by the memory plan, is the one choice T moves
     cache_key = None if key is None else (key, short, plan.weight_grad_copies, pinned, rates)
     hit = _LOOPS.get(cache_key) if cache_key is not None else None
-    if hit is None:
+    if hit is not None:
+        _LOOPS.move_to_end(cache_key)  # least recently used first out
+    else:
         looped = _part(program, [dataclasses.replace(s, count=short) for s in loops], short)
         src = source(looped)
         records = loop_cycles(looped, src, pinned=pinned)  # the loops' cycles only: no report charged
@@ -285,8 +288,8 @@ def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinne
             run_program(looped, src, loop_cycles=records, pinned=pinned)
         hit = ([(float(c.sum()), float(c[t >= transient].mean()), t.size) for t, c in records], src.stats)
         if cache_key is not None:
-            if len(_LOOPS) > 512:
-                _LOOPS.clear()
+            while len(_LOOPS) >= LOOPS_KEPT:
+                _LOOPS.popitem(last=False)
             _LOOPS[cache_key] = hit
     parts, stats = hit
     rest = _part(program, [s for s in program.schedule if not isinstance(s, Loop)], T)
@@ -300,7 +303,10 @@ def score(program: Program, steady: int | None = STEADY, key=None, pinned: Pinne
     return cycles / report.clock_hz
 
 
-_LOOPS: dict = {}  # the loops' part of a score, by shape without T and the bodies' content
+# the loops' part of a score, by shape without T and the bodies' content; the least recently used goes first past
+# LOOPS_KEPT (each holds its list statistics, ~0.2 MB at B = 64): a sweep's other T of a shape, a few shapes on, hits
+_LOOPS: collections.OrderedDict = collections.OrderedDict()
+LOOPS_KEPT = 512
 
 
 def _part(program: Program, schedule, timesteps) -> Program:
